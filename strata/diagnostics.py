@@ -1,0 +1,143 @@
+"""Errors as data: one Diagnostic type, one catalogue of codes, rendering apart.
+
+Every failure a user can cause ends here as `error[Ennn]` with a span and a hint,
+never as a traceback. Library code raises `StrataError` carrying diagnostics;
+the CLI renders them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Span:
+    """A place in a source file: 1-based line and column, end exclusive."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @staticmethod
+    def of_file(file: str) -> "Span":
+        return Span(file, 1, 1, 1, 1)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None = None
+    hint: str | None = None
+    severity: str = "error"
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "file": self.span.file if self.span else None,
+            "line": self.span.line if self.span else None,
+            "column": self.span.column if self.span else None,
+            "end_line": self.span.end_line if self.span else None,
+            "end_column": self.span.end_column if self.span else None,
+            "hint": self.hint,
+            "notes": list(self.notes),
+        }
+
+
+class StrataError(Exception):
+    """Raised by the library with one or more diagnostics; the CLI renders them."""
+
+    def __init__(self, diagnostics: Diagnostic | Iterable[Diagnostic]):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        super().__init__("; ".join(f"{d.code}: {d.message}" for d in self.diagnostics))
+
+    @property
+    def code(self) -> str:
+        return self.diagnostics[0].code
+
+
+def fail(code: str, message: str, span: Span | None = None, hint: str | None = None,
+         notes: Iterable[str] = ()) -> StrataError:
+    """Build (not raise) a StrataError with a single diagnostic."""
+    return StrataError(Diagnostic(code, message, span, hint, notes=tuple(notes)))
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean `{matches[0]}`?" if matches else None
+
+
+# The catalogue: every code once, with what it means and an example that triggers it.
+# `tests/test_error_codes.py` runs every example and checks the code comes out.
+CATALOGUE: dict[str, tuple[str, str]] = {
+    "E001": ("unexpected token or character", "model m { from orders filter }"),
+    "E002": ("the module is not valid UTF-8 text", "<binary bytes>"),
+    "E003": ("unterminated string or quoted identifier", "model m { from orders filter s = 'x }"),
+    "E004": ("the module declares nothing", "<empty file>"),
+    "E005": ("the module path cannot be read", "strata check missing.strata"),
+    "E010": ("unknown source or model", "model m { from ordrs }"),
+    "E011": ("unknown column", "model m { from orders filter amont > 0 }"),
+    "E012": ("ambiguous column", "two joined relations bring `name` and the left side does not"),
+    "E013": ("dependency cycle between models", "model a { from b } model b { from a }"),
+    "E014": ("duplicate declaration", "two models named `m`"),
+    "E015": ("duplicate column name", "model m { from orders derive id = 1 }"),
+    "E016": ("unknown function", "model m { from orders derive x = uper(status) }"),
+    "E017": ("unknown relation qualifier", "model m { from orders filter c.id = 1 }"),
+    "E018": ("duplicate property", "two `cdc_column:` lines in one model"),
+    "E019": ("unknown property", "model m { from orders materialize: table }"),
+    "E020": ("unknown type", "source s { id: integer }"),
+    "E030": ("operand types do not fit the operator", "filter status + 1 > 0"),
+    "E031": ("wrong arguments for a function", "derive x = upper(1, 2)"),
+    "E032": ("non-deterministic function", "derive t = now()"),
+    "E033": ("aggregate function outside `aggregate`", "derive s = sum(amount)"),
+    "E034": ("a predicate must be boolean", "filter amount"),
+    "E035": ("invalid cast", "derive x = cast(tags as int)"),
+    "E036": ("invalid literal", "filter d > date '2024-13-45'"),
+    "E037": ("`aggregate` needs an aggregate function in each item", "aggregate n = amount"),
+    "E038": ("`expand` needs a list column", "expand status as s"),
+    "E039": ("incompatible branch types", "case when x then 1 else 'a' end"),
+    "E050": ("a model needs exactly one `from`, as its first step", "model m { select id }"),
+    "E051": ("`let` after a join, expand, group or set operation", "join c on ... let x = 1"),
+    "E052": ("set operation between relations with different columns", "union customers"),
+    "E053": ("`group` without `aggregate`", "group region"),
+    "E054": ("a computed `select` item needs a name", "select amount * 2"),
+    "E055": ("a model reads itself", "model m { from m }"),
+    "E060": ("`pin columns` contract does not match the model's output", "pin columns { id: text }"),
+    "E061": ("pin unique violated", "pin unique [customer_id]"),
+    "E062": ("pin not_null violated", "pin not_null [region]"),
+    "E063": ("pin rows violated", "pin rows >= 1000000"),
+    "E064": ("many-to-one join matched a left row more than once", "join orders on ..."),
+    "E065": ("invalid pin", "pin rows between 10 and 1"),
+    "E066": ("invalid test block", "a row with the wrong number of values"),
+    "E070": ("the warehouse cannot be opened", "-o /nonexistent/dir/w.duckdb"),
+    "E071": ("a source's table or file is missing", "source orders with no table `orders`"),
+    "E072": ("a source's table does not match its declared columns", "missing or mistyped column"),
+    "E073": ("unknown run id", "strata replay deadbeef"),
+    "E074": ("unknown branch", "strata run --branch nope ... on a branch never created"),
+    "E075": ("the warehouse is locked by another strata process", "two concurrent runs"),
+    "E076": ("the run's snapshots were collected by gc", "rollback to a collected run"),
+    "E077": ("verification failed: content differs from the recorded hash", "a tampered snapshot"),
+    "E078": ("malformed override or unknown source in --override", "--override orders"),
+    "E079": ("unknown model in --models", "--models nope"),
+    "E080": ("the engine failed while executing a model", "a cast that fails on the data"),
+    "E081": ("branch already exists", "strata branch create main"),
+    "E082": ("invalid duration", "--older-than 30x"),
+    "E083": ("the warehouse was written by an incompatible strata version", "schema version mismatch"),
+    "E084": ("invalid command option value", "--watermark not-a-date on a date column"),
+    "E085": ("backfill failed", "unknown run, unknown model, bad --source, pin violation"),
+    "E086": ("unknown merge_strategy", "merge_strategy: merge"),
+    "E087": ("append/upsert on a model with group/aggregate", "merge_strategy: append + aggregate"),
+    "E088": ("cdc_column is not a real output column", "cdc_column: nope"),
+    "E089": ("upsert without valid merge_keys", "merge_strategy: upsert without merge_keys"),
+    "E090": ("unknown dialect", "--dialect oracle"),
+    "E091": ("the dialect cannot express this", "a construct with no equivalent in the target"),
+}

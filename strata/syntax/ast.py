@@ -1,0 +1,271 @@
+"""The syntax tree: what the author wrote, with spans, before any name is resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from strata.diagnostics import Span
+
+
+# ---------------------------------------------------------------- types
+@dataclass(frozen=True)
+class TypeRef:
+    name: str  # int, double, decimal, text, bool, date, timestamp, list
+    args: tuple[int, ...] = ()
+    element: "TypeRef | None" = None
+    span: Span | None = field(default=None, compare=False)
+
+
+# ---------------------------------------------------------------- expressions
+@dataclass(frozen=True)
+class Column:
+    name: str
+    qualifier: str | None
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: object  # int, float, Decimal, str, bool, None, date, datetime, list
+    kind: str  # int, decimal, double, text, bool, null, date, timestamp
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ListLit:
+    items: tuple["Expr", ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: tuple["Expr", ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # + - * / % || = != < <= > >= and or like
+    left: "Expr"
+    right: "Expr"
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    op: str  # not, -
+    operand: "Expr"
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class IsNull:
+    operand: "Expr"
+    negated: bool
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class InList:
+    operand: "Expr"
+    items: tuple["Expr", ...]
+    negated: bool
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Between:
+    operand: "Expr"
+    low: "Expr"
+    high: "Expr"
+    negated: bool
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Case:
+    whens: tuple[tuple["Expr", "Expr"], ...]
+    default: "Expr | None"
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Cast:
+    operand: "Expr"
+    to: TypeRef
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Extract:
+    part: str
+    operand: "Expr"
+    span: Span = field(compare=False)
+
+
+Expr = Union[Column, Literal, ListLit, Call, BinOp, UnaryOp, IsNull, InList, Between, Case,
+             Cast, Extract]
+
+
+# ---------------------------------------------------------------- declarations
+@dataclass(frozen=True)
+class ColumnDecl:
+    name: str
+    type: TypeRef
+    span: Span
+
+
+@dataclass(frozen=True)
+class SourceDecl:
+    name: str
+    columns: tuple[ColumnDecl, ...]
+    table: tuple[str, ...] | None  # physical name parts, e.g. ("raw", "crm_customers")
+    file: str | None  # path as written, relative to the declaring file
+    span: Span
+    name_span: Span
+
+
+@dataclass(frozen=True)
+class NamedExpr:
+    name: str
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class SelectItem:
+    expr: Expr
+    alias: str | None
+    span: Span
+
+
+# ---- steps
+@dataclass(frozen=True)
+class From:
+    relation: str
+    alias: str | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Let:
+    items: tuple[NamedExpr, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Filter:
+    predicate: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class Join:
+    relation: str
+    alias: str | None
+    on: Expr
+    left: bool  # join_left
+    many: bool  # opt out of the many-to-one check
+    span: Span
+
+
+@dataclass(frozen=True)
+class Expand:
+    column: Column
+    item: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Group:
+    keys: tuple[Column, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    items: tuple[NamedExpr, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Derive:
+    items: tuple[NamedExpr, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Select:
+    items: tuple[SelectItem, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class SetOp:
+    op: str  # union, union_distinct, except, intersect
+    relation: str
+    span: Span
+
+
+Step = Union[From, Let, Filter, Join, Expand, Group, Aggregate, Derive, Select, SetOp]
+
+
+# ---- properties
+@dataclass(frozen=True)
+class Property:
+    """`name: value` or a bare flag (`incremental`)."""
+
+    name: str
+    value: object  # str | int | float | tuple[str, ...] | True
+    span: Span
+    value_span: Span
+
+
+@dataclass(frozen=True)
+class Pin:
+    kind: str  # unique, not_null, rows, columns
+    columns: tuple[str, ...] = ()
+    op: str | None = None  # for rows: >=, <=, =, between
+    bounds: tuple[int, ...] = ()
+    contract: tuple[ColumnDecl, ...] = ()
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class ModelDecl:
+    name: str
+    steps: tuple[Step, ...]
+    properties: tuple[Property, ...]
+    pins: tuple[Pin, ...]
+    span: Span
+    name_span: Span
+
+
+# ---- tests
+@dataclass(frozen=True)
+class RowsBlock:
+    kind: str  # given | expect
+    relation: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Expr, ...], ...]
+    row_spans: tuple[Span, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class TestDecl:
+    name: str
+    blocks: tuple[RowsBlock, ...]
+    span: Span
+    name_span: Span
+
+
+Declaration = Union[SourceDecl, ModelDecl, TestDecl]
+
+
+@dataclass(frozen=True)
+class ModuleFile:
+    path: str
+    declarations: tuple[Declaration, ...]

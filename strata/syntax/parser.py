@@ -1,0 +1,486 @@
+"""Text → syntax tree with spans (Lark LALR), and module loading (file or directory).
+
+Every failure here becomes a diagnostic: unexpected tokens (E001), bytes that are
+not UTF-8 (E002), unterminated strings (E003), an empty module (E004) and an
+unreadable path (E005).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from strata.diagnostics import Diagnostic, Span, StrataError, fail
+from strata.syntax import ast
+
+GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
+
+# A separator is noise right after these tokens (the statement goes on) ...
+_CONTINUES_AFTER = {"LBRACE", "COMMA", "EQ", "CMP_OP", "ROWS_OP", "PLUS", "MINUS", "STAR",
+                    "SLASH", "PERCENT", "CONCAT", "AND", "OR", "NOT", "LIKE", "COLON", "ON",
+                    "AS", "CASE", "WHEN", "THEN", "ELSE", "IN", "IS", "BETWEEN", "_SEP"}
+_OPEN = {"LPAR", "LSQB"}
+_CLOSE = {"RPAR", "RSQB"}
+
+
+class SeparatorPostLex:
+    """Keep only the newlines that end a statement inside a block."""
+
+    always_accept = ("_SEP",)
+
+    def process(self, stream):
+        braces = brackets = 0
+        prev = None
+        for tok in stream:
+            kind = tok.type
+            if kind == "_SEP":
+                if braces > 0 and brackets == 0 and prev not in _CONTINUES_AFTER:
+                    prev = kind
+                    yield tok
+                continue
+            if kind == "LBRACE":
+                braces += 1
+            elif kind == "RBRACE":
+                braces = max(0, braces - 1)
+            elif kind in _OPEN:
+                brackets += 1
+            elif kind in _CLOSE:
+                brackets = max(0, brackets - 1)
+            # `>` may close `list<T>` at the end of a line; it never continues one.
+            prev = "GT" if kind == "CMP_OP" and tok == ">" else kind
+            yield tok
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual",
+                postlex=SeparatorPostLex(), propagate_positions=True, maybe_placeholders=False,
+                cache=False)
+
+
+def _span(file: str, meta) -> Span:
+    if getattr(meta, "empty", False) or not hasattr(meta, "line"):
+        return Span(file, 1, 1, 1, 1)
+    return Span(file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _tok_span(file: str, tok: Token) -> Span:
+    return Span(file, tok.line, tok.column, tok.end_line or tok.line,
+                tok.end_column or tok.column + len(tok))
+
+
+def _name_text(tok: Token) -> str:
+    text = str(tok)
+    return text[1:-1] if tok.type == "QUOTED_NAME" else text
+
+
+class _Name(str):
+    """An identifier with its span (a str, so it composes like one)."""
+
+    span: Span
+
+    def __new__(cls, text: str, span: Span):
+        obj = super().__new__(cls, text)
+        obj.span = span
+        return obj
+
+
+def _cut(children):
+    return [c for c in children if not isinstance(c, Token) or c.type not in ("_SEP",)]
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    def __init__(self, file: str):
+        super().__init__()
+        self.file = file
+
+    def S(self, meta) -> Span:
+        return _span(self.file, meta)
+
+    # ------------------------------------------------------------ names, types
+    def name(self, meta, children):
+        tok = children[0]
+        return _Name(_name_text(tok), _tok_span(self.file, tok))
+
+    def simple_type(self, meta, children):
+        name, *args = children
+        return ast.TypeRef(str(name).lower(), tuple(int(a) for a in args), None, self.S(meta))
+
+    def list_type(self, meta, children):
+        opening, element, closing = children
+        for tok, want in ((opening, "<"), (closing, ">")):
+            if str(tok) != want:
+                raise fail("E001", f"unexpected `{tok}`", _tok_span(self.file, tok),
+                           f"a list type is written `list<T>`: expected `{want}`")
+        return ast.TypeRef("list", (), element, self.S(meta))
+
+    # ------------------------------------------------------------ declarations
+    def start(self, meta, children):
+        return list(children)
+
+    def col_decl(self, meta, children):
+        name, typ = children
+        return ast.ColumnDecl(str(name), typ, name.span)
+
+    def col_decls(self, meta, children):
+        return [c for c in children if isinstance(c, ast.ColumnDecl)]
+
+    def file_target(self, meta, children):
+        _eq, kw, path = children
+        return ("file", kw, _unquote(path))
+
+    def table_target(self, meta, children):
+        return ("table", tuple(str(c) for c in children[1:]))
+
+    def source(self, meta, children):
+        name = children[0]
+        target = None
+        columns: list[ast.ColumnDecl] = []
+        for child in children[1:]:
+            if isinstance(child, tuple):
+                target = child
+            elif isinstance(child, list):
+                columns = child
+        table = file = None
+        if target and target[0] == "file":
+            if str(target[1]) != "file":
+                raise fail("E001", f"expected `file` before the path, found `{target[1]}`",
+                           target[1].span, "write `source name = file 'path.csv' { ... }`")
+            file = target[2]
+        elif target:
+            table = target[1]
+        return ast.SourceDecl(str(name), tuple(columns), table, file, self.S(meta), name.span)
+
+    def model(self, meta, children):
+        name, *items = children
+        steps, props, pins = [], [], []
+        for item in items:
+            if isinstance(item, ast.Property):
+                props.append(item)
+            elif isinstance(item, ast.Pin):
+                pins.append(item)
+            else:
+                steps.append(item)
+        return ast.ModelDecl(str(name), tuple(steps), tuple(props), tuple(pins), self.S(meta),
+                             name.span)
+
+    def test(self, meta, children):
+        name, *blocks = children
+        return ast.TestDecl(str(name), tuple(blocks), self.S(meta), name.span)
+
+    def rows_block(self, meta, children):
+        kind, relation, header, *rows = children
+        return ast.RowsBlock(str(kind), str(relation), tuple(header), tuple(r[0] for r in rows),
+                             tuple(r[1] for r in rows), self.S(meta))
+
+    def header(self, meta, children):
+        return [str(c) for c in children]
+
+    def row(self, meta, children):
+        return (tuple(children), self.S(meta))
+
+    # ------------------------------------------------------------ steps
+    def from_step(self, meta, children):
+        alias = str(children[1]) if len(children) > 1 else None
+        return ast.From(str(children[0]), alias, self.S(meta))
+
+    def named(self, meta, children):
+        name, _eq, expr = children
+        return ast.NamedExpr(str(name), expr, name.span)
+
+    def let_step(self, meta, children):
+        return ast.Let(tuple(children), self.S(meta))
+
+    def filter_step(self, meta, children):
+        return ast.Filter(children[0], self.S(meta))
+
+    def join_step(self, meta, children):
+        kw = children[0]
+        many = any(isinstance(c, Token) and c.type == "MANY" for c in children)
+        rest = [c for c in children[1:] if not (isinstance(c, Token) and c.type == "MANY")]
+        relation, *rest = rest
+        alias = str(rest[0]) if len(rest) == 2 else None
+        return ast.Join(str(relation), alias, rest[-1], str(kw) == "join_left", many, self.S(meta))
+
+    def expand_step(self, meta, children):
+        return ast.Expand(children[0], str(children[1]), self.S(meta))
+
+    def group_step(self, meta, children):
+        return ast.Group(tuple(children), self.S(meta))
+
+    def aggregate_step(self, meta, children):
+        return ast.Aggregate(tuple(children), self.S(meta))
+
+    def derive_step(self, meta, children):
+        return ast.Derive(tuple(children), self.S(meta))
+
+    def select_item(self, meta, children):
+        alias = str(children[1]) if len(children) > 1 else None
+        return ast.SelectItem(children[0], alias, self.S(meta))
+
+    def select_step(self, meta, children):
+        return ast.Select(tuple(children), self.S(meta))
+
+    def setop_step(self, meta, children):
+        return ast.SetOp(str(children[0]), str(children[1]), self.S(meta))
+
+    # ------------------------------------------------------------ pins, properties
+    def name_list(self, meta, children):
+        return tuple(str(c) for c in children if isinstance(c, _Name))
+
+    def signed_int(self, meta, children):
+        value = int(children[-1])
+        return -value if len(children) == 2 else value
+
+    def pin_unique(self, meta, children):
+        return ast.Pin("unique", columns=children[0], span=self.S(meta))
+
+    def pin_not_null(self, meta, children):
+        return ast.Pin("not_null", columns=children[0], span=self.S(meta))
+
+    def pin_rows(self, meta, children):
+        op, bound = children
+        return ast.Pin("rows", op=str(op), bounds=(bound,), span=self.S(meta))
+
+    def pin_rows_between(self, meta, children):
+        return ast.Pin("rows", op="between", bounds=(children[0], children[1]), span=self.S(meta))
+
+    def pin_columns(self, meta, children):
+        contract = children[0] if children else []
+        return ast.Pin("columns", contract=tuple(contract), span=self.S(meta))
+
+    def flag_property(self, meta, children):
+        span = self.S(meta)
+        return ast.Property("incremental", True, span, span)
+
+    def value_property(self, meta, children):
+        name, value = children
+        value_span = getattr(value, "span", None) or self.S(meta)
+        if isinstance(value, _Name):
+            value = str(value)
+        return ast.Property(str(name), value, self.S(meta), value_span)
+
+    def prop_number(self, meta, children):
+        return _number(children[0])
+
+    def prop_string(self, meta, children):
+        return _unquote(children[0])
+
+    # ------------------------------------------------------------ expressions
+    def column(self, meta, children):
+        if len(children) == 2:
+            return ast.Column(str(children[1]), str(children[0]), self.S(meta))
+        return ast.Column(str(children[0]), None, self.S(meta))
+
+    def number(self, meta, children):
+        value = _number(children[0])
+        kind = "int" if isinstance(value, int) else ("decimal" if isinstance(value, Decimal) else "double")
+        return ast.Literal(value, kind, self.S(meta))
+
+    def string(self, meta, children):
+        return ast.Literal(_unquote(children[0]), "text", self.S(meta))
+
+    def true(self, meta, children):
+        return ast.Literal(True, "bool", self.S(meta))
+
+    def false(self, meta, children):
+        return ast.Literal(False, "bool", self.S(meta))
+
+    def null(self, meta, children):
+        return ast.Literal(None, "null", self.S(meta))
+
+    def typed_literal(self, meta, children):
+        kw, text = children
+        kind = str(kw).lower()
+        raw = _unquote(text)
+        span = self.S(meta)
+        try:
+            if kind == "date":
+                return ast.Literal(dt.date.fromisoformat(raw), "date", span)
+            if kind == "timestamp":
+                return ast.Literal(dt.datetime.fromisoformat(raw), "timestamp", span)
+        except ValueError:
+            raise fail("E036", f"invalid {kind} literal '{raw}'", span,
+                       "dates are 'YYYY-MM-DD', timestamps 'YYYY-MM-DD HH:MM:SS'")
+        raise fail("E001", f"unexpected string after `{kw}`", span,
+                   "typed literals are `date '...'` and `timestamp '...'`")
+
+    def list_literal(self, meta, children):
+        items = children[0] if children else []
+        return ast.ListLit(tuple(items), self.S(meta))
+
+    def expr_list(self, meta, children):
+        return list(children)
+
+    def call(self, meta, children):
+        name = children[0]
+        args = children[1] if len(children) > 1 else []
+        return ast.Call(str(name).lower(), tuple(args), self.S(meta))
+
+    def binop(self, meta, children):
+        left, op, right = children
+        text = str(op).lower()
+        if text == "<>":
+            text = "!="
+        return ast.BinOp(text, left, right, self.S(meta))
+
+    def neg(self, meta, children):
+        operand = children[-1]
+        if isinstance(operand, ast.Literal) and operand.kind in ("int", "decimal", "double"):
+            return ast.Literal(-operand.value, operand.kind, self.S(meta))
+        return ast.UnaryOp("-", operand, self.S(meta))
+
+    def not_op(self, meta, children):
+        return ast.UnaryOp("not", children[-1], self.S(meta))
+
+    def is_null(self, meta, children):
+        return ast.IsNull(children[0], False, self.S(meta))
+
+    def is_not_null(self, meta, children):
+        return ast.IsNull(children[0], True, self.S(meta))
+
+    def in_list(self, meta, children):
+        return ast.InList(children[0], tuple(children[1]), False, self.S(meta))
+
+    def not_in_list(self, meta, children):
+        return ast.InList(children[0], tuple(children[1]), True, self.S(meta))
+
+    def between(self, meta, children):
+        return ast.Between(children[0], children[1], children[2], False, self.S(meta))
+
+    def not_between(self, meta, children):
+        return ast.Between(children[0], children[1], children[2], True, self.S(meta))
+
+    def not_like(self, meta, children):
+        like = ast.BinOp("like", children[0], children[1], self.S(meta))
+        return ast.UnaryOp("not", like, self.S(meta))
+
+    def when_clause(self, meta, children):
+        return (children[0], children[1])
+
+    def case(self, meta, children):
+        whens = tuple(c for c in children if isinstance(c, tuple))
+        rest = [c for c in children if not isinstance(c, tuple)]
+        return ast.Case(whens, rest[0] if rest else None, self.S(meta))
+
+    def cast(self, meta, children):
+        return ast.Cast(children[0], children[1], self.S(meta))
+
+    def extract(self, meta, children):
+        return ast.Extract(str(children[0]).lower(), children[1], self.S(meta))
+
+
+def _unquote(tok) -> str:
+    return str(tok)[1:-1].replace("''", "'")
+
+
+def _number(tok) -> int | float | Decimal:
+    text = str(tok)
+    if "e" in text.lower():
+        return float(text)
+    if "." in text:
+        try:
+            return Decimal(text)
+        except InvalidOperation:  # pragma: no cover - the lexer only passes digits
+            return float(text)
+    return int(text)
+
+
+# ---------------------------------------------------------------- entry points
+_EXPECT_WORDS = {
+    "NAME": "a name", "QUOTED_NAME": "a quoted name", "STRING": "a string", "NUMBER": "a number",
+    "INT": "a whole number", "_SEP": "a new line", "LBRACE": "`{`", "RBRACE": "`}`",
+    "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "COMMA": "`,`", "COLON": "`:`",
+    "EQ": "`=`", "DOT": "`.`", "$END": "end of file",
+}
+
+
+def _describe_expected(expected: set[str]) -> str:
+    words = sorted({_EXPECT_WORDS.get(e, f"`{e.lower()}`") for e in expected
+                    if not e.startswith("__")})
+    if not words:
+        return ""
+    if len(words) > 8:
+        words = words[:8] + ["..."]
+    return "expected " + ", ".join(words)
+
+
+def _syntax_diagnostic(file: str, text: str, err: UnexpectedInput) -> Diagnostic:
+    line = getattr(err, "line", 1) or 1
+    column = getattr(err, "column", 1) or 1
+    if line < 1:
+        lines = text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+    if isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+        span = Span(file, line, column, line, column + 1)
+        if ch in ("'", "`"):
+            what = "string" if ch == "'" else "quoted identifier"
+            return Diagnostic("E003", f"unterminated {what}", span,
+                              f"close it with {ch} on the same line")
+        shown = repr(ch) if not ch.isprintable() or ch == " " else f"`{ch}`"
+        return Diagnostic("E001", f"unexpected character {shown}", span,
+                          _describe_expected(set(err.allowed or ())) or None)
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        if tok.type == "$END":
+            lines = text.splitlines() or [""]
+            line, column = max(1, len(lines)), len(lines[-1]) + 1 if lines else 1
+            span = Span(file, line, column, line, column + 1)
+            return Diagnostic("E001", "unexpected end of file", span,
+                              _describe_expected(set(err.expected)) or None)
+        width = max(1, len(str(tok))) if tok.type != "_SEP" else 1
+        span = Span(file, tok.line, tok.column, tok.line, tok.column + width)
+        shown = "end of line" if tok.type == "_SEP" else f"`{tok}`"
+        return Diagnostic("E001", f"unexpected {shown}", span,
+                          _describe_expected(set(err.expected)) or None)
+    if isinstance(err, UnexpectedEOF):
+        lines = text.splitlines() or [""]
+        span = Span(file, len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 2)
+        return Diagnostic("E001", "unexpected end of file", span,
+                          _describe_expected(set(err.expected)) or None)
+    return Diagnostic("E001", "syntax error", Span(file, line, column, line, column + 1))
+
+
+def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:
+    """Parse one file's text. Raises StrataError (E001/E003/E036) on bad input."""
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as err:
+        raise StrataError(_syntax_diagnostic(file, text, err)) from None
+    try:
+        decls = _ToAst(file).transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, StrataError):
+            raise err.orig_exc from None
+        raise
+    return ast.ModuleFile(file, tuple(decls))
+
+
+def read_text(path: Path, display: str) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise fail("E005", f"cannot read `{display}`: {err.strerror or err}", None,
+                   "check the path") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise fail("E002", "the file is not valid UTF-8 text",
+                   Span(display, line, col, line, col + 1),
+                   "Strata modules are UTF-8 text files") from None
+    if "\x00" in text:
+        idx = text.index("\x00")
+        line = text.count("\n", 0, idx) + 1
+        col = idx - (text.rfind("\n", 0, idx) + 1) + 1
+        raise fail("E002", "the file holds a NUL byte: it is binary, not a module",
+                   Span(display, line, col, line, col + 1), "Strata modules are UTF-8 text files")
+    return text.lstrip("\ufeff")

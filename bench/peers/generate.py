@@ -69,9 +69,12 @@ FROM range(1, {rows} + 1) AS t(i)""",
 
 
 # The data changes the harness applies between runs (plain SQL on the sources).
-CHANGE_CUSTOMERS_SQL = (
-    "UPDATE main.customers SET region = 'changed_' || region WHERE id % 10 = 0"
-)
+def change_customers_sql(tag: str, residue: int) -> str:
+    """Prefix the region of every tenth customer with TAG (10% of customers)."""
+    return (f"UPDATE main.customers SET region = '{tag}_' || region "
+            f"WHERE id % 10 = {residue}")
+
+
 CHANGE_ORDERS_1PCT_SQL = (
     "UPDATE main.orders SET amount = amount + 1, status = 'paid', "
     f"updated_at = TIMESTAMP '{CHANGE_TS}' WHERE id % 100 = 0"
@@ -376,9 +379,14 @@ def _raw_ref(name: str) -> str:
 
 def write_raw(models: list[Model], out: Path) -> None:
     out.mkdir(parents=True)
-    stmts = [f"CREATE OR REPLACE TABLE main.{mdl.name} AS\n{mdl.sql(_raw_ref)};\n"
-             for mdl in models]
-    (out / "models.sql").write_text("\n".join(stmts))
+    def ctas(mdl: Model) -> str:
+        return f"CREATE OR REPLACE TABLE main.{mdl.name} AS\n{mdl.sql(_raw_ref)};\n"
+
+    (out / "models.sql").write_text("\n".join(ctas(m) for m in models))
+    # The floor of a rerun after `customers` changed: only its downstream models.
+    down = downstream(models, "customers")
+    (out / "downstream_customers.sql").write_text(
+        "\n".join(ctas(m) for m in models if m.name in down))
     up = upsert_model()
     # The floor of an upsert: delete the changed keys, insert the delta, in place.
     delta = (f"SELECT {UPSERT_COLUMNS} FROM main.orders "
@@ -389,6 +397,15 @@ def write_raw(models: list[Model], out: Path) -> None:
         f"CREATE TEMP TABLE delta AS {delta};\n"
         "DELETE FROM main.upserted WHERE id IN (SELECT id FROM delta);\n"
         "INSERT INTO main.upserted SELECT * FROM delta;\n")
+
+
+def downstream(models: list[Model], root: str) -> set[str]:
+    """Names of the models that read ROOT directly or transitively."""
+    found: set[str] = set()
+    for mdl in models:  # models are in topological order
+        if any(d == root or d in found for d in mdl.deps):
+            found.add(mdl.name)
+    return found
 
 
 def make_project(m: int, out: Path) -> Path:

@@ -95,6 +95,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E018": ("duplicate property", "two `cdc_column:` lines in one model"),
     "E019": ("unknown property", "model m { from orders materialize: table }"),
     "E020": ("unknown type", "source s { id: integer }"),
+    "E021": ("invalid property value", "compact_layers: many"),
     "E030": ("operand types do not fit the operator", "filter status + 1 > 0"),
     "E031": ("wrong arguments for a function", "derive x = upper(1, 2)"),
     "E032": ("non-deterministic function", "derive t = now()"),

@@ -1,0 +1,112 @@
+"""`strata check | compile | build`: the compile side; nothing here executes models."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+import dialects
+from strata.cli.main import cli, console, handled, print_diagnostics, print_json, remember_files
+from strata.compiler import compile_statements, format_statements
+from strata.diagnostics import StrataError, fail
+from strata.semantics.module import Module
+from strata.semantics.resolve import load_module
+
+
+def split_names(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    return [n.strip() for n in value.split(",") if n.strip()]
+
+
+def load_checked(path: str) -> Module:
+    """Load a module; raise its errors (rendered with their source lines)."""
+    module = load_module(path)
+    remember_files(module.files)
+    if module.errors:
+        raise StrataError(module.diagnostics)
+    return module
+
+
+dialect_option = click.option("--dialect", "dialect", default=dialects.DEFAULT, show_default=True,
+                              help=f"Target engine: {', '.join(dialects.DIALECTS)}.")
+models_option = click.option("--models", "models", default=None, metavar="M1,M2",
+                             help="Only these models (comma-separated).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+
+
+@cli.command()
+@click.argument("module", type=click.Path())
+@json_option
+@handled
+def check(module: str, as_json: bool) -> None:
+    """Parse and check MODULE (a .strata file or a directory); report every problem."""
+    mod = load_module(module)
+    remember_files(mod.files)
+    if as_json:
+        print_json([d.to_json() for d in mod.diagnostics])
+    elif mod.diagnostics:
+        print_diagnostics(mod.diagnostics, mod.files)
+    else:
+        console().print(f"ok: {len(mod.sources)} sources, {len(mod.models)} models, "
+                        f"{len(mod.tests)} tests", markup=False)
+    sys.exit(1 if mod.errors else 0)
+
+
+@cli.command(name="compile")
+@click.argument("module", type=click.Path())
+@click.option("--show-sql", is_flag=True, help="Print the SQL of each model.")
+@dialect_option
+@models_option
+@click.option("--watermark", default=None, metavar="VALUE",
+              help="Embed this watermark in incremental SQL instead of a placeholder.")
+@json_option
+@handled
+def compile_(module: str, show_sql: bool, dialect: str, models: str | None,
+             watermark: str | None, as_json: bool) -> None:
+    """Compile MODULE to SQL; with --show-sql print it (full and incremental)."""
+    dialects.get(dialect)
+    mod = load_checked(module)
+    statements = compile_statements(mod, dialect, split_names(models), watermark)
+    if as_json:
+        print_json([{"model": s.model, "label": s.label, "sql": s.sql} for s in statements])
+    elif show_sql:
+        sys.stdout.write(format_statements(statements))
+    else:
+        console().print(f"ok: compiled {len({s.model for s in statements})} models "
+                        f"({len(statements)} statements) for {dialect}; --show-sql prints them",
+                        markup=False)
+
+
+@cli.command()
+@click.argument("module", type=click.Path())
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(),
+              help="Directory to write one .sql file per model into.")
+@dialect_option
+@models_option
+@json_option
+@handled
+def build(module: str, out_dir: str, dialect: str, models: str | None, as_json: bool) -> None:
+    """Write the SQL of each model of MODULE as files under DIR (nothing executes)."""
+    dialects.get(dialect)
+    mod = load_checked(module)
+    statements = compile_statements(mod, dialect, split_names(models))
+    target = Path(out_dir)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise fail("E084", f"cannot create `{out_dir}`: {err.strerror or err}") from None
+    written = []
+    by_model: dict[str, list] = {}
+    for s in statements:
+        by_model.setdefault(s.model, []).append(s)
+    for model, stmts in by_model.items():
+        path = target / f"{model}.sql"
+        path.write_text(format_statements(stmts))
+        written.append(str(path))
+    if as_json:
+        print_json({"dialect": dialect, "files": written})
+    else:
+        console().print(f"wrote {len(written)} files to {out_dir}", markup=False)

@@ -1,0 +1,146 @@
+"""The compile side as a library: module → SQLGlot trees → SQL text per dialect.
+
+`strata check/compile/build` call these and print; the engine calls them with its
+own relation mapping (snapshot tables instead of live views).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from sqlglot import exp
+
+import dialects
+from dialects.base import Dialect
+from strata.diagnostics import StrataError, did_you_mean, fail
+from strata.plan import Plan, RelationRef
+from strata.semantics.module import Module
+from strata.semantics.types import Type
+from strata.sqlgen.build import Relations, model_query
+from strata.sqlgen.literals import lit
+from strata.sqlgen.names import ident, table
+from strata.sqlgen.rewrites import delta_query, merge_query
+
+WATERMARK_PLACEHOLDER = exp.Placeholder(this="watermark")
+
+
+def view_name(model: str) -> str:
+    return f"v_{model}"
+
+
+def compile_relations(module: Module, dialect: Dialect) -> Relations:
+    """Relations as a reader of the warehouse sees them: sources by their physical
+    table (or file), models by their live view."""
+
+    def relation(ref: RelationRef, alias: str | None) -> exp.Expression:
+        if ref.kind == "model":
+            node = table(view_name(ref.name))
+        else:
+            src = module.sources[ref.name]
+            if src.file is not None:
+                node = dialect.file_source(_shown_path(str(src.file)), ref.name)
+            else:
+                node = table(*src.physical)
+        if alias and not (isinstance(node, exp.Table) and node.name == alias and
+                          not node.args.get("db")):
+            node = node.copy()
+            node.set("alias", exp.TableAlias(this=ident(alias)))
+        return node
+
+    return relation
+
+
+def _shown_path(path: str) -> str:
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else path
+
+
+@dataclass(frozen=True)
+class Statement:
+    model: str
+    label: str  # "full" or "incremental: upsert, pushdown"
+    tree: exp.Expression
+    sql: str
+
+
+def parse_watermark(value: str, typ: Type, model: str):
+    """--watermark VALUE as a typed value for the model's cdc_column."""
+    try:
+        if typ.kind == "int":
+            return int(value)
+        if typ.kind == "double":
+            return float(value)
+        if typ.kind == "decimal":
+            return Decimal(value)
+        if typ.kind == "date":
+            return dt.date.fromisoformat(value)
+        if typ.kind == "timestamp":
+            return dt.datetime.fromisoformat(value)
+        return value
+    except (ValueError, InvalidOperation):
+        raise fail("E084", f"--watermark `{value}` is not a {typ} (cdc_column of `{model}`)",
+                   None, "dates are YYYY-MM-DD, timestamps 'YYYY-MM-DD HH:MM:SS'") from None
+
+
+def select_models(module: Module, names: list[str] | None) -> list[str]:
+    if not names:
+        return list(module.order)
+    unknown = [n for n in names if n not in module.models]
+    if unknown:
+        raise fail("E079", f"unknown model `{unknown[0]}` in --models", None,
+                   did_you_mean(unknown[0], module.models) or
+                   f"models: {', '.join(module.order)}")
+    wanted = set(names)
+    return [n for n in module.order if n in wanted]
+
+
+def require_ok(module: Module) -> None:
+    if module.errors:
+        raise StrataError(module.errors)
+
+
+def compile_statements(module: Module, dialect_name: str = dialects.DEFAULT,
+                       models: list[str] | None = None,
+                       watermark: str | None = None) -> list[Statement]:
+    """Every statement `compile --show-sql` prints, in dependency order."""
+    require_ok(module)
+    dialect = dialects.get(dialect_name)
+    relations = compile_relations(module, dialect)
+    out: list[Statement] = []
+    for name in select_models(module, models):
+        plan = module.plan(name)
+        tree = model_query(plan, relations)
+        out.append(Statement(name, "full", tree, render(tree, dialect)))
+        inc = plan.incremental
+        if inc and inc.strategy in ("append", "upsert"):
+            cdc_type = next(c.type for c in plan.output if c.name == inc.cdc_column)
+            mark = (lit(parse_watermark(watermark, cdc_type, name)) if watermark is not None
+                    else WATERMARK_PLACEHOLDER.copy())
+            tree = incremental_tree(plan, relations, mark)
+            path = delta_query(plan, relations, mark).path
+            label = f"incremental: {inc.strategy}, {path}"
+            out.append(Statement(name, label, tree, render(tree, dialect)))
+    return out
+
+
+def incremental_tree(plan: Plan, relations: Relations, watermark: exp.Expression,
+                     previous: exp.Expression | None = None) -> exp.Expression:
+    inc = plan.incremental
+    delta = delta_query(plan, relations, watermark).tree
+    previous = previous if previous is not None else table(view_name(plan.model))
+    return merge_query(inc.strategy, [c.name for c in plan.output], previous, delta,
+                       inc.merge_keys)
+
+
+def render(tree: exp.Expression, dialect: Dialect, pretty: bool = True) -> str:
+    try:
+        return dialect.render(tree, pretty=pretty)
+    except Exception as err:  # SQLGlot raises UnsupportedError and friends
+        raise fail("E091", f"{dialect.name} cannot express this query: {err}", None) from None
+
+
+def format_statements(statements: list[Statement]) -> str:
+    return "".join(f"-- model {s.model} ({s.label})\n{s.sql};\n\n" for s in statements)

@@ -1,0 +1,156 @@
+"""The per-model plan: base scope (from + lets + preds), then the later stages.
+
+Expressions in a plan are SQLGlot trees whose column references are `ColRef`
+nodes naming a `Col` by id; sqlgen binds them to the physical column of whatever
+CTE holds the column at that point. Plans are plain data: resolve builds them,
+sqlgen and the engine read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Union
+
+from sqlglot import exp
+
+from strata.diagnostics import Span
+from strata.semantics.types import Type
+
+
+class ColRef(exp.Expression):
+    """A reference to a plan column by id; never rendered (sqlgen replaces it)."""
+
+    arg_types = {"this": True}
+
+    @property
+    def col_id(self) -> int:
+        return self.args["this"]
+
+
+@dataclass(frozen=True)
+class Col:
+    id: int
+    name: str
+    type: Type
+    qualifier: str | None = None  # the relation alias it came from; None when computed
+
+
+@dataclass(frozen=True)
+class RelationRef:
+    kind: str  # "source" | "model"
+    name: str
+
+
+@dataclass
+class BaseScope:
+    relation: RelationRef
+    alias: str
+    columns: list[Col]  # the relation's columns, read as alias.name
+    lets: list[tuple[Col, exp.Expression]] = field(default_factory=list)
+    preds: list[exp.Expression] = field(default_factory=list)
+
+
+@dataclass
+class JoinStage:
+    relation: RelationRef
+    alias: str
+    on: exp.Expression
+    left: bool
+    many: bool
+    columns: list[Col]
+    # equality keys of `on`: (left-side expression, right column) pairs, for the
+    # many-to-one check; empty when `on` is not a conjunction of equalities.
+    keys: list[tuple[exp.Expression, Col]]
+    span: Span
+
+
+@dataclass
+class ExpandStage:
+    source: exp.Expression
+    item: Col
+    alias: str
+
+
+@dataclass
+class FilterStage:
+    predicate: exp.Expression
+
+
+@dataclass
+class AggregateStage:
+    keys: list[tuple[Col, exp.Expression]]  # output col, the expression it groups by
+    aggregates: list[tuple[Col, exp.Expression]]
+
+
+@dataclass
+class DeriveStage:
+    items: list[tuple[Col, exp.Expression]]
+
+
+@dataclass
+class SelectStage:
+    items: list[tuple[Col, exp.Expression]]
+
+
+@dataclass
+class SetOpStage:
+    op: str  # union, union_distinct, except, intersect
+    relation: RelationRef
+    left: list[Col]  # the current output, in order
+    right: list[Col]  # the other relation's columns, matched by name to `left`
+    output: list[Col]  # fresh columns holding the combined rows
+
+
+Stage = Union[JoinStage, ExpandStage, FilterStage, AggregateStage, DeriveStage, SelectStage,
+              SetOpStage]
+
+
+@dataclass(frozen=True)
+class Incremental:
+    strategy: str  # replace | append | upsert
+    cdc_column: str | None
+    merge_keys: tuple[str, ...]
+    compact_layers: int = 8
+    compact_ratio: float = 0.2
+
+
+@dataclass(frozen=True)
+class PinSpec:
+    kind: str  # unique, not_null, rows, columns
+    columns: tuple[str, ...] = ()
+    op: str | None = None
+    bounds: tuple[int, ...] = ()
+    contract: tuple[tuple[str, Type], ...] = ()
+    span: Span | None = None
+
+    def describe(self) -> str:
+        if self.kind in ("unique", "not_null"):
+            return f"pin {self.kind} [{', '.join(self.columns)}]"
+        if self.kind == "rows":
+            if self.op == "between":
+                return f"pin rows between {self.bounds[0]} and {self.bounds[1]}"
+            return f"pin rows {self.op} {self.bounds[0]}"
+        return "pin columns { " + ", ".join(f"{n}: {t}" for n, t in self.contract) + " }"
+
+
+@dataclass
+class Plan:
+    model: str
+    base: BaseScope
+    stages: list[Stage]
+    output: list[Col]
+    reads: list[RelationRef]  # every relation read, in order, without duplicates
+    incremental: Incremental | None = None
+    pins: list[PinSpec] = field(default_factory=list)
+
+    @property
+    def has_join_setop_or_expand(self) -> bool:
+        return any(isinstance(s, (JoinStage, ExpandStage, SetOpStage)) for s in self.stages)
+
+    def with_preds(self, extra: list[exp.Expression]) -> "Plan":
+        base = replace(self.base, preds=[*self.base.preds, *extra])
+        return replace(self, base=base)
+
+
+def colref(col: Col) -> ColRef:
+    return ColRef(this=col.id)

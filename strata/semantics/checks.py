@@ -1,0 +1,252 @@
+"""Compile-time rules on a resolved model: properties, incremental merge (E086–E089),
+pins and contracts (E060, E065), and test blocks (E066)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from strata.diagnostics import Diagnostic, did_you_mean
+from strata.plan import (AggregateStage, ColRef, DeriveStage, Incremental, PinSpec, Plan,
+                         SelectStage)
+from strata.semantics import types as T
+from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
+from strata.syntax import ast
+
+if TYPE_CHECKING:
+    from strata.semantics.module import Module
+    from strata.semantics.resolve import Resolver
+
+STRATEGIES = ("replace", "append", "upsert")
+PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "compact_layers",
+              "compact_ratio")
+
+
+def check_model(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
+                defs: dict[int, exp.Expression]) -> Plan:
+    props = _properties(r, decl)
+    plan.incremental = _incremental(r, decl, plan, props)
+    plan.pins = _pins(r, decl, plan)
+    return plan
+
+
+def _properties(r: "Resolver", decl: ast.ModelDecl) -> dict[str, ast.Property]:
+    props: dict[str, ast.Property] = {}
+    for prop in decl.properties:
+        if prop.name not in PROPERTIES:
+            r.error("E019", f"unknown property `{prop.name}`", prop.span,
+                    did_you_mean(prop.name, PROPERTIES)
+                    or f"properties are: {', '.join(PROPERTIES)}")
+            continue
+        if prop.name in props:
+            first = props[prop.name].span
+            r.error("E018", f"property `{prop.name}` is set twice", prop.span,
+                    f"first set at line {first.line}")
+            continue
+        props[prop.name] = prop
+    return props
+
+
+def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
+                 props: dict[str, ast.Property]) -> Incremental | None:
+    strategy_prop = props.get("merge_strategy")
+    strategy = "replace"
+    if strategy_prop is not None:
+        value = strategy_prop.value
+        if not isinstance(value, str) or value not in STRATEGIES:
+            shown = value if isinstance(value, str) else repr(value)
+            r.error("E086", f"unknown merge_strategy `{shown}`", strategy_prop.value_span,
+                    did_you_mean(str(shown), STRATEGIES)
+                    or "merge_strategy is one of replace, append, upsert")
+            return None
+        strategy = value
+    if "incremental" not in props and strategy_prop is None:
+        for name in ("merge_keys", "cdc_column", "compact_layers", "compact_ratio"):
+            if name in props:
+                r.error("E019", f"`{name}` only applies to an incremental model",
+                        props[name].span, "add `incremental` and a `merge_strategy`")
+        return None
+    output = {c.name: c for c in plan.output}
+    ok = True
+    if strategy in ("append", "upsert"):
+        if any(isinstance(s, AggregateStage) for s in plan.stages):
+            r.error("E087", f"merge_strategy {strategy} on a model with group/aggregate",
+                    strategy_prop.value_span,
+                    "re-aggregating only the delta without re-reading what was merged is not "
+                    "sound; use merge_strategy: replace (a full rebuild)")
+            ok = False
+    cdc = props.get("cdc_column")
+    cdc_name = None
+    if cdc is not None:
+        cdc_name = cdc.value if isinstance(cdc.value, str) else None
+        if cdc_name is None or cdc_name not in output:
+            r.error("E088", f"cdc_column `{cdc.value}` is not an output column of "
+                    f"`{decl.name}`", cdc.value_span,
+                    did_you_mean(str(cdc.value), output) or
+                    f"output columns: {', '.join(output)}")
+            ok = False
+        elif output[cdc_name].type.kind in ("list", "bool"):
+            r.error("E088", f"cdc_column `{cdc_name}` is {output[cdc_name].type}: a "
+                    "watermark needs an ordered scalar (number, date, timestamp, text)",
+                    cdc.value_span)
+            ok = False
+    elif strategy in ("append", "upsert"):
+        r.error("E088", f"merge_strategy {strategy} needs `cdc_column`",
+                strategy_prop.value_span, "add `cdc_column: updated_at` (a monotone column)")
+        ok = False
+    keys_prop = props.get("merge_keys")
+    keys: tuple[str, ...] = ()
+    if keys_prop is not None:
+        if not isinstance(keys_prop.value, tuple):
+            r.error("E089", "merge_keys is a list: `merge_keys: [id]`", keys_prop.value_span)
+            ok = False
+        else:
+            keys = keys_prop.value
+    if strategy == "upsert":
+        if keys_prop is None or not keys:
+            span = keys_prop.value_span if keys_prop else strategy_prop.value_span
+            r.error("E089", "merge_strategy upsert needs non-empty `merge_keys`", span,
+                    "add `merge_keys: [id]`")
+            ok = False
+        else:
+            bad = [k for k in keys if k not in output]
+            if bad:
+                r.error("E089", f"merge_keys {', '.join(f'`{b}`' for b in bad)} "
+                        f"{'is' if len(bad) == 1 else 'are'} not output column(s) of "
+                        f"`{decl.name}`", keys_prop.value_span,
+                        did_you_mean(bad[0], output) or f"output columns: {', '.join(output)}")
+                ok = False
+            if len(set(keys)) != len(keys):
+                r.error("E089", "merge_keys lists a column twice", keys_prop.value_span)
+                ok = False
+    layers, ratio = 8, 0.2
+    if "compact_layers" in props:
+        p = props["compact_layers"]
+        if not isinstance(p.value, int) or isinstance(p.value, bool) or p.value < 1:
+            r.error("E021", "compact_layers is a whole number >= 1", p.value_span)
+            ok = False
+        else:
+            layers = p.value
+    if "compact_ratio" in props:
+        p = props["compact_ratio"]
+        value = float(p.value) if isinstance(p.value, (int, float)) or hasattr(
+            p.value, "as_tuple") else None
+        if value is None or not 0 < value <= 10:
+            r.error("E021", "compact_ratio is a number above 0 (0.2 = compact when deltas "
+                    "reach 20% of the base rows)", p.value_span)
+            ok = False
+        else:
+            ratio = value
+    if not ok:
+        return None
+    return Incremental(strategy, cdc_name, keys, layers, ratio)
+
+
+def _pins(r: "Resolver", decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
+    output = {c.name: c for c in plan.output}
+    pins = []
+    for pin in decl.pins:
+        if pin.kind in ("unique", "not_null"):
+            if not pin.columns:
+                r.error("E065", f"pin {pin.kind} needs at least one column", pin.span)
+                continue
+            bad = [c for c in pin.columns if c not in output]
+            for name in bad:
+                r.error("E011", f"pin {pin.kind}: `{name}` is not an output column of "
+                        f"`{decl.name}`", pin.span, did_you_mean(name, output))
+            if bad:
+                continue
+            pins.append(PinSpec(pin.kind, pin.columns, span=pin.span))
+        elif pin.kind == "rows":
+            if any(b < 0 for b in pin.bounds) or (pin.op == "between"
+                                                 and pin.bounds[0] > pin.bounds[1]):
+                r.error("E065", "pin rows bounds must be >= 0 and low <= high", pin.span)
+                continue
+            pins.append(PinSpec("rows", op=pin.op, bounds=pin.bounds, span=pin.span))
+        else:
+            contract = []
+            for col in pin.contract:
+                typ = resolve_type(col.type, r.diags)
+                if typ is not None:
+                    contract.append((col.name, typ))
+            problems = contract_problems(contract, [(c.name, c.type) for c in plan.output])
+            if problems:
+                r.error("E060", f"`pin columns` contract of `{decl.name}` does not match its "
+                        f"output: {'; '.join(problems)}", pin.span,
+                        "output: " + ", ".join(f"{c.name}: {c.type}" for c in plan.output))
+                continue
+            pins.append(PinSpec("columns", contract=tuple(contract), span=pin.span))
+    return pins
+
+
+def types_fit(declared: T.Type, actual: T.Type) -> bool:
+    """Contracts compare type kinds (a decimal's exact precision is the engine's)."""
+    if ERROR in (declared, actual) or actual.kind == "null":
+        return True
+    if declared.kind == "list" or actual.kind == "list":
+        return declared.kind == actual.kind and types_fit(declared.element, actual.element)
+    return declared.kind == actual.kind
+
+
+def contract_problems(contract: list[tuple[str, T.Type]],
+                      actual: list[tuple[str, T.Type]]) -> list[str]:
+    have = dict(actual)
+    want = dict(contract)
+    problems = [f"`{n}` is missing" for n in want if n not in have]
+    problems += [f"`{n}` is not in the contract" for n in have if n not in want]
+    problems += [f"`{n}` is {have[n]}, the contract says {t}" for n, t in want.items()
+                 if n in have and not types_fit(t, have[n])]
+    return problems
+
+
+# ---------------------------------------------------------------- tests
+def check_tests(module: "Module") -> None:
+    diags = module.diagnostics
+    for test in module.tests.values():
+        for block in test.blocks:
+            relation = block.relation
+            if relation in module.sources:
+                columns = dict(module.sources[relation].columns)
+            elif relation in module.models:
+                plan = module.models[relation].plan
+                if plan is None:
+                    continue
+                columns = {c.name: c.type for c in plan.output}
+            else:
+                diags.append(Diagnostic("E010", f"test `{test.name}`: unknown source or model "
+                                        f"`{relation}`", block.span,
+                                        did_you_mean(relation, [*module.sources, *module.models])))
+                continue
+            if block.kind == "expect" and relation not in module.models:
+                diags.append(Diagnostic("E066", f"test `{test.name}`: `expect` names a model; "
+                                        f"`{relation}` is a source", block.span))
+            for name in block.columns:
+                if name not in columns:
+                    diags.append(Diagnostic("E011", f"test `{test.name}`: `{relation}` has no "
+                                            f"column `{name}`", block.span,
+                                            did_you_mean(name, columns)))
+            if len(set(block.columns)) != len(block.columns):
+                diags.append(Diagnostic("E066", f"test `{test.name}`: a column is listed twice",
+                                        block.span))
+            for row, span in zip(block.rows, block.row_spans):
+                if len(row) != len(block.columns):
+                    diags.append(Diagnostic("E066", f"test `{test.name}`: row has {len(row)} "
+                                            f"values for {len(block.columns)} columns", span,
+                                            "one value per listed column"))
+                    continue
+                for name, value in zip(block.columns, row):
+                    try:
+                        v = constant_value(value)
+                    except ValueError:
+                        diags.append(Diagnostic("E066", f"test `{test.name}`: row values must "
+                                                "be constants", value.span))
+                        continue
+                    want = columns.get(name)
+                    if want is None or v is None:
+                        continue
+                    got = literal_type(v)
+                    if not (T.unify(want, got) or T.comparable(want, got) or
+                            (want.kind == "list" and got.kind == "list")):
+                        diags.append(Diagnostic("E066", f"test `{test.name}`: `{name}` is {want}, "
+                                                f"the row gives {got}", value.span))

@@ -1,0 +1,85 @@
+"""The resolved module: sources, models with their plans, tests, and the graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from strata.diagnostics import Diagnostic
+from strata.plan import Plan
+from strata.semantics.types import Type
+from strata.syntax import ast
+
+
+@dataclass
+class SourceInfo:
+    name: str
+    columns: list[tuple[str, Type]]
+    table: tuple[str, ...] | None  # physical name parts; None means the source's own name
+    file: Path | None  # absolute path of a file source
+    decl: ast.SourceDecl
+
+    @property
+    def physical(self) -> tuple[str, ...]:
+        return self.table or (self.name,)
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    decl: ast.ModelDecl
+    plan: Plan | None  # None when the model has errors (or an upstream one has)
+    models_read: list[str]  # direct upstream models
+    sources_read: list[str]  # direct sources
+
+
+@dataclass
+class Module:
+    root: Path
+    files: dict[str, str]  # display path -> text, for rendering diagnostics
+    sources: dict[str, SourceInfo] = field(default_factory=dict)
+    models: dict[str, ModelInfo] = field(default_factory=dict)
+    tests: dict[str, ast.TestDecl] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # models, upstream first
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def upstream(self, names: list[str] | set[str]) -> set[str]:
+        """The models given plus every model they read, transitively."""
+        seen: set[str] = set()
+        stack = list(names)
+        while stack:
+            name = stack.pop()
+            if name in seen or name not in self.models:
+                continue
+            seen.add(name)
+            stack.extend(self.models[name].models_read)
+        return seen
+
+    def sources_upstream(self, model: str) -> set[str]:
+        out: set[str] = set()
+        for name in self.upstream([model]):
+            out.update(self.models[name].sources_read)
+        return out
+
+    def downstream(self, models: set[str], sources: set[str] = frozenset()) -> set[str]:
+        """Models that read (transitively) any of the given models or sources."""
+        hit = set(models)
+        for name in self.order:
+            info = self.models[name]
+            if set(info.sources_read) & set(sources) or set(info.models_read) & hit:
+                hit.add(name)
+        return hit
+
+    def plan(self, name: str) -> Plan:
+        plan = self.models[name].plan
+        if plan is None:
+            raise KeyError(name)
+        return plan

@@ -1,0 +1,606 @@
+"""Names, types and the dependency graph: syntax tree → Module of per-model Plans.
+
+All compile-time rules are checked here or in `checks.py`; problems are collected
+as diagnostics so one pass reports all of them. A model whose upstream failed is
+skipped quietly (its own error was already said).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlglot import exp
+
+from strata.diagnostics import Diagnostic, Span, StrataError, did_you_mean
+from strata.plan import (AggregateStage, BaseScope, Col, ColRef, DeriveStage, ExpandStage,
+                         FilterStage, JoinStage, Plan, RelationRef, SelectStage, SetOpStage,
+                         colref)
+from strata.semantics import checks
+from strata.semantics import types as T
+from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
+from strata.semantics.module import ModelInfo, Module, SourceInfo
+from strata.syntax import ast
+from strata.syntax.parser import parse_text, read_text
+
+
+# ---------------------------------------------------------------- loading
+def display_path(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive
+        return str(path)
+
+
+def module_files(root: Path) -> list[Path]:
+    if root.is_dir():
+        return sorted(p for p in root.rglob("*.strata") if p.is_file())
+    return [root]
+
+
+def load_module(path: str | os.PathLike) -> Module:
+    """Parse and resolve a module (a file or a directory). Never raises for bad input:
+    problems are in `module.diagnostics`."""
+    root = Path(path)
+    module = Module(root=root.resolve() if root.exists() else root, files={})
+    if not root.exists():
+        module.diagnostics.append(Diagnostic(
+            "E005", f"no such file or directory: `{path}`", None,
+            "give the path of a .strata file or of a directory holding .strata files"))
+        return module
+    files = module_files(root)
+    if root.is_dir() and not files:
+        module.diagnostics.append(Diagnostic("E004", f"no .strata files under `{path}`", None,
+                                             "a module is a .strata file or a directory of them"))
+        return module
+    parsed: list[ast.ModuleFile] = []
+    for file in files:
+        shown = display_path(file)
+        try:
+            text = read_text(file, shown)
+            module.files[shown] = text
+            parsed.append(parse_text(text, shown))
+        except StrataError as err:
+            module.diagnostics.extend(err.diagnostics)
+    if not module.diagnostics and not any(f.declarations for f in parsed):
+        module.diagnostics.append(Diagnostic(
+            "E004", "the module declares nothing", Span.of_file(display_path(files[0])),
+            "declare a `source`, a `model` or a `test`"))
+    Resolver(module, parsed).run()
+    return module
+
+
+def load_text(text: str, file: str = "<string>") -> Module:
+    """Resolve a module given as text (for tests and the library API)."""
+    module = Module(root=Path.cwd(), files={file: text})
+    try:
+        parsed = [parse_text(text, file)]
+    except StrataError as err:
+        module.diagnostics.extend(err.diagnostics)
+        return module
+    Resolver(module, parsed).run()
+    return module
+
+
+# ---------------------------------------------------------------- scope
+@dataclass
+class Entry:
+    col: Col
+    visible: bool = True  # reachable unqualified
+    ambiguous: bool = False
+    output: bool = True  # part of the output when there is no select
+
+
+@dataclass
+class Scope:
+    entries: list[Entry] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+
+    def add(self, col: Col, **kw) -> None:
+        self.entries.append(Entry(col, **kw))
+
+    def visible(self, name: str) -> list[Entry]:
+        return [e for e in self.entries if e.visible and e.col.name == name]
+
+    def output_cols(self) -> list[Col]:
+        return [e.col for e in self.entries if e.output]
+
+    def lookup(self, ref: ast.Column) -> Col | Diagnostic:
+        if ref.qualifier is not None:
+            if ref.qualifier not in self.aliases:
+                return Diagnostic("E017", f"unknown relation `{ref.qualifier}`", ref.span,
+                                  did_you_mean(ref.qualifier, self.aliases)
+                                  or (f"relations here: {', '.join(self.aliases)}"
+                                      if self.aliases else None))
+            cols = [e.col for e in self.entries if e.col.qualifier == ref.qualifier]
+            for col in cols:
+                if col.name == ref.name:
+                    return col
+            return Diagnostic("E011", f"unknown column `{ref.qualifier}.{ref.name}`", ref.span,
+                              did_you_mean(ref.name, [c.name for c in cols]))
+        found = self.visible(ref.name)
+        if any(e.ambiguous for e in found):
+            owners = sorted({e.col.qualifier or "?" for e in self.entries
+                             if e.col.name == ref.name and e.ambiguous})
+            return Diagnostic("E012", f"ambiguous column `{ref.name}`: it comes from "
+                              f"{' and '.join(f'`{o}`' for o in owners)}", ref.span,
+                              f"qualify it, e.g. `{owners[0]}.{ref.name}`")
+        if found:
+            return found[-1].col
+        hidden = [e.col for e in self.entries if e.col.name == ref.name and e.col.qualifier]
+        if hidden:
+            q = hidden[0].qualifier
+            return Diagnostic("E011", f"unknown column `{ref.name}`", ref.span,
+                              f"the column of `{q}` is reachable qualified: `{q}.{ref.name}`")
+        names = sorted({e.col.name for e in self.entries if e.visible})
+        return Diagnostic("E011", f"unknown column `{ref.name}`", ref.span,
+                          did_you_mean(ref.name, names))
+
+
+# ---------------------------------------------------------------- the resolver
+class Resolver:
+    def __init__(self, module: Module, files: list[ast.ModuleFile]):
+        self.module = module
+        self.files = files
+        self.diags = module.diagnostics
+        self.ids = itertools.count(1)
+
+    def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
+        self.diags.append(Diagnostic(code, message, span, hint))
+
+    def run(self) -> None:
+        self._collect()
+        order = self._graph()
+        for name in order:
+            info = self.module.models[name]
+            if any(self.module.models[m].plan is None for m in info.models_read):
+                continue
+            before = len(self.diags)
+            plan = ModelResolver(self, info.decl).run()
+            if len(self.diags) == before:
+                info.plan = plan
+        self.module.order = order
+        checks.check_tests(self.module)
+
+    # ------------------------------------------------------------ declarations
+    def _collect(self) -> None:
+        seen: dict[str, Span] = {}
+        for file in self.files:
+            base_dir = Path(file.path).parent
+            for decl in file.declarations:
+                kind = type(decl).__name__.replace("Decl", "").lower()
+                key = decl.name if kind != "test" else "test " + decl.name
+                if key in seen:
+                    first = seen[key]
+                    self.error("E014", f"`{decl.name}` is declared twice", decl.name_span,
+                               f"first declared at {first.file}:{first.line}:{first.column}")
+                    continue
+                seen[key] = decl.name_span
+                if isinstance(decl, ast.SourceDecl):
+                    self._source(decl, base_dir)
+                elif isinstance(decl, ast.ModelDecl):
+                    self.module.models[decl.name] = ModelInfo(decl.name, decl, None, [], [])
+                else:
+                    self.module.tests[decl.name] = decl
+
+    def _source(self, decl: ast.SourceDecl, base_dir: Path) -> None:
+        columns: list[tuple[str, T.Type]] = []
+        names: set[str] = set()
+        for col in decl.columns:
+            if col.name in names:
+                self.error("E015", f"column `{col.name}` is declared twice in source "
+                           f"`{decl.name}`", col.span)
+                continue
+            names.add(col.name)
+            typ = resolve_type(col.type, self.diags)
+            columns.append((col.name, typ or ERROR))
+        if not decl.columns:
+            self.error("E050", f"source `{decl.name}` declares no columns", decl.name_span,
+                       "list its columns: `source orders { id: int ... }`")
+        file = (base_dir / decl.file).resolve() if decl.file else None
+        self.module.sources[decl.name] = SourceInfo(decl.name, columns, decl.table, file, decl)
+
+    # ------------------------------------------------------------ graph
+    def _relations(self, decl: ast.ModelDecl) -> list[tuple[str, Span]]:
+        out = []
+        for step in decl.steps:
+            if isinstance(step, (ast.From, ast.Join, ast.SetOp)):
+                out.append((step.relation, step.span))
+        return out
+
+    def _graph(self) -> list[str]:
+        module = self.module
+        broken: set[str] = set()
+        for name, info in module.models.items():
+            for rel, span in self._relations(info.decl):
+                if rel == name:
+                    self.error("E055", f"model `{name}` reads itself", span,
+                               "an incremental model merges with its previous snapshot by "
+                               "itself; it does not read its own output")
+                    broken.add(name)
+                elif rel in module.models:
+                    if rel not in info.models_read:
+                        info.models_read.append(rel)
+                elif rel in module.sources:
+                    if rel not in info.sources_read:
+                        info.sources_read.append(rel)
+                else:
+                    self.error("E010", f"unknown source or model `{rel}`", span,
+                               did_you_mean(rel, [*module.models, *module.sources]))
+                    broken.add(name)
+        # Topological order (Kahn), then report cycles among what is left.
+        indegree = {n: 0 for n in module.models}
+        for name, info in module.models.items():
+            for up in info.models_read:
+                indegree[name] += 1
+        position = {n: i for i, n in enumerate(module.models)}  # declaration order breaks ties
+        ready = [n for n, d in indegree.items() if d == 0]
+        readers: dict[str, list[str]] = {n: [] for n in module.models}
+        for name, info in module.models.items():
+            for up in info.models_read:
+                readers[up].append(name)
+        order: list[str] = []
+        while ready:
+            ready.sort(key=position.__getitem__)
+            name = ready.pop(0)
+            order.append(name)
+            for reader in readers[name]:
+                indegree[reader] -= 1
+                if indegree[reader] == 0:
+                    ready.append(reader)
+        cyclic = [n for n in module.models if n not in order]
+        reported: set[str] = set()
+        for name in cyclic:
+            if name in reported:
+                continue
+            cycle = self._find_cycle(name)
+            reported.update(cycle)
+            info = module.models[name]
+            self.error("E013", "dependency cycle: " + " -> ".join(cycle + [cycle[0]]),
+                       info.decl.name_span, "a model cannot read, directly or not, itself")
+        return [n for n in order if n not in broken]
+
+    def _find_cycle(self, start: str) -> list[str]:
+        path, seen = [start], {start}
+        node = start
+        while True:
+            nxt = next((m for m in self.module.models[node].models_read
+                        if m in self.module.models and m not in self.module.order), None)
+            nexts = [m for m in self.module.models[node].models_read if m in self.module.models]
+            nxt = next((m for m in nexts if m in seen), None) or (nexts[0] if nexts else None)
+            if nxt is None:
+                return path
+            if nxt in seen:
+                return path[path.index(nxt):]
+            path.append(nxt)
+            seen.add(nxt)
+            node = nxt
+
+    # ------------------------------------------------------------ relations
+    def relation_columns(self, name: str) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
+        module = self.module
+        if name in module.sources:
+            return RelationRef("source", name), module.sources[name].columns
+        plan = module.models[name].plan
+        return RelationRef("model", name), [(c.name, c.type) for c in plan.output]
+
+    def new_col(self, name: str, typ: T.Type, qualifier: str | None = None) -> Col:
+        return Col(next(self.ids), name, typ, qualifier)
+
+
+class ModelResolver:
+    """Walks one model's steps, keeping the scope, and builds its Plan."""
+
+    def __init__(self, resolver: Resolver, decl: ast.ModelDecl):
+        self.r = resolver
+        self.decl = decl
+        self.scope = Scope()
+        self.base: BaseScope | None = None
+        self.base_ids: set[int] = set()
+        self.stages: list = []
+        self.reads: list[RelationRef] = []
+        self.phase = "base"  # until the first join, expand, group or set operation
+        self.defs: dict[int, exp.Expression] = {}  # computed col id -> its expression
+
+    def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
+        self.r.error(code, message, span, hint)
+
+    def typer(self, where: str, **kw) -> ExpressionTyper:
+        return ExpressionTyper(ExprContext(self.scope.lookup, where, diagnostics=self.r.diags,
+                                           **kw))
+
+    def _read(self, ref: RelationRef) -> None:
+        if ref not in self.reads:
+            self.reads.append(ref)
+
+    def run(self) -> Plan | None:
+        steps = self.decl.steps
+        if not steps or not isinstance(steps[0], ast.From):
+            span = steps[0].span if steps else self.decl.name_span
+            self.error("E050", f"model `{self.decl.name}` must start with `from`", span,
+                       "write `from <source or model>` as the first step")
+            return None
+        self._from(steps[0])
+        step_list = list(steps[1:])
+        i = 0
+        while i < len(step_list):
+            step = step_list[i]
+            if isinstance(step, ast.Group):
+                nxt = step_list[i + 1] if i + 1 < len(step_list) else None
+                if not isinstance(nxt, ast.Aggregate):
+                    self.error("E053", "`group` must be followed by `aggregate`", step.span,
+                               "write `aggregate n = count(), ...` on the next line")
+                    i += 1
+                    continue
+                self._aggregate(nxt, step)
+                i += 2
+                continue
+            if isinstance(step, ast.From):
+                self._from_again(step)
+            else:
+                getattr(self, "_" + type(step).__name__.lower())(step)
+            i += 1
+        output = self._output()
+        plan = Plan(self.decl.name, self.base, self.stages, output, self.reads)
+        return checks.check_model(self.r, self.decl, plan, self.defs)
+
+    # ------------------------------------------------------------ steps
+    def _from(self, step: ast.From) -> None:
+        ref, columns = self.r.relation_columns(step.relation)
+        alias = step.alias or step.relation
+        cols = [self.r.new_col(n, t, alias) for n, t in columns]
+        self.base = BaseScope(ref, alias, cols)
+        self.base_ids = {c.id for c in cols}
+        self.scope.aliases.append(alias)
+        for col in cols:
+            self.scope.add(col)
+        self._read(ref)
+
+    def _from_again(self, step: ast.From) -> None:
+        self.error("E050", "a model has exactly one `from`", step.span,
+                   "to read another relation use `join`, or a set operation such as `union`")
+
+    def _let(self, step: ast.Let) -> None:
+        if self.phase != "base":
+            self.error("E051", "`let` after a join, expand, group or set operation", step.span,
+                       "`let` adds columns to the base scope; use `derive` here")
+            return
+        for item in step.items:
+            typed = self._typed_base(item.expr, "let")
+            if self._clash(item.name, item.span):
+                continue
+            col = self.r.new_col(item.name, typed.type)
+            node = _inline(typed.node, self.defs)
+            self.base.lets.append((col, node))
+            self.defs[col.id] = node
+            self.base_ids.add(col.id)
+            self.scope.add(col)
+
+    def _typed_base(self, expr: ast.Expr, where: str):
+        """Type an expression against the base scope only (source columns and lets)."""
+        base_scope = Scope([e for e in self.scope.entries if e.col.id in self.base_ids],
+                           [self.base.alias])
+        typer = ExpressionTyper(ExprContext(base_scope.lookup, where, diagnostics=self.r.diags))
+        return typer.type(expr)
+
+    def _filter(self, step: ast.Filter) -> None:
+        typed = self.typer("filter").type(step.predicate)
+        if typed.type not in (T.BOOL, T.NULL, ERROR):
+            self.error("E034", f"a filter must be boolean, found {typed.type}",
+                       step.predicate.span, "compare it: e.g. `filter amount > 0`")
+            return
+        if typed.type == ERROR:
+            return
+        node = _inline(typed.node, self.defs)
+        if self.phase == "base" and typed.refs <= self.base_ids:
+            self.base.preds.append(node)
+        else:
+            self.stages.append(FilterStage(node))
+
+    def _join(self, step: ast.Join) -> None:
+        self.phase = "post"
+        ref, columns = self.r.relation_columns(step.relation)
+        alias = step.alias or step.relation
+        if alias in self.scope.aliases:
+            self.error("E017", f"relation name `{alias}` is already used in this model",
+                       step.span, f"give it another name: `join {step.relation} as x on ...`")
+            return
+        left_names = {e.col.name for e in self.scope.entries if e.visible}
+        joined_names = {e.col.name: e for e in self.scope.entries
+                        if e.visible and e.col.qualifier not in (None, self.base.alias)}
+        cols = [self.r.new_col(n, t, alias) for n, t in columns]
+        self.scope.aliases.append(alias)
+        for col in cols:
+            if col.name in joined_names and col.name not in self._base_names():
+                # two joined relations bring it, the left side does not: ambiguous
+                joined_names[col.name].ambiguous = True
+                joined_names[col.name].output = False
+                self.scope.add(col, ambiguous=True, output=False)
+            elif col.name in left_names:
+                self.scope.add(col, visible=False, output=False)
+            else:
+                self.scope.add(col)
+        typed = self.typer("join").type(step.on)
+        if typed.type not in (T.BOOL, T.NULL, ERROR):
+            self.error("E034", f"a join condition must be boolean, found {typed.type}",
+                       step.on.span)
+        right_ids = {c.id for c in cols}
+        if typed.type != ERROR and not typed.refs & right_ids:
+            self.error("E034", f"the join condition never reads `{alias}`", step.on.span,
+                       f"compare a column of `{alias}`: `on customer_id = {alias}.id`")
+        on = _inline(typed.node, self.defs)
+        keys = _equi_keys(on, right_ids, {c.id: c for c in cols})
+        self.stages.append(JoinStage(ref, alias, on, step.left, step.many, cols, keys, step.span))
+        self._read(ref)
+
+    def _base_names(self) -> set[str]:
+        return {e.col.name for e in self.scope.entries if e.col.id in self.base_ids}
+
+    def _expand(self, step: ast.Expand) -> None:
+        self.phase = "post"
+        typed = self.typer("expand").type(step.column)
+        if typed.type == ERROR:
+            return
+        if typed.type.kind != "list":
+            self.error("E038", f"`expand` needs a list column, `{step.column.name}` is "
+                       f"{typed.type}", step.column.span)
+            return
+        if self._clash(step.item, step.span):
+            return
+        item = self.r.new_col(step.item, typed.type.element)
+        self.scope.add(item)
+        self.stages.append(ExpandStage(_inline(typed.node, self.defs), item,
+                                       f"__expand_{len(self.stages) + 1}"))
+
+    def _aggregate(self, step: ast.Aggregate, group: ast.Group | None = None) -> None:
+        self.phase = "post"
+        keys: list[tuple[Col, exp.Expression]] = []
+        key_ids: set[int] = set()
+        new_scope = Scope(aliases=[])
+        for key in (group.keys if group else ()):
+            found = self.scope.lookup(key)
+            if isinstance(found, Diagnostic):
+                self.r.diags.append(found)
+                continue
+            key_ids.add(found.id)
+            out = self.r.new_col(found.name, found.type, found.qualifier)
+            keys.append((out, _inline(colref(found), self.defs)))
+            new_scope.add(out)
+            if found.qualifier and found.qualifier not in new_scope.aliases:
+                new_scope.aliases.append(found.qualifier)
+        aggs: list[tuple[Col, exp.Expression]] = []
+        for item in step.items:
+            typer = self.typer("aggregate", allow_aggregate=True, group_keys=frozenset(key_ids))
+            typed = typer.type(item.expr)
+            if typed.type != ERROR and not typed.aggregate:
+                self.error("E037", f"`{item.name}` aggregates nothing", item.expr.span,
+                           "use an aggregate such as count(), sum(x), min(x), max(x), avg(x)")
+                continue
+            if any(c.name == item.name for c, _ in keys) or any(
+                    c.name == item.name for c, _ in aggs):
+                self.error("E015", f"column `{item.name}` is defined twice", item.span)
+                continue
+            col = self.r.new_col(item.name, typed.type)
+            aggs.append((col, _inline(typed.node, self.defs)))
+            new_scope.add(col)
+        self.stages.append(AggregateStage(keys, aggs))
+        self.scope = new_scope
+
+    def _group(self, step: ast.Group) -> None:  # pragma: no cover - handled in run()
+        raise AssertionError
+
+    def _derive(self, step: ast.Derive) -> None:
+        items = []
+        for item in step.items:
+            typed = self.typer("derive").type(item.expr)
+            if self._clash(item.name, item.span):
+                continue
+            col = self.r.new_col(item.name, typed.type)
+            node = _inline(typed.node, self.defs)
+            self.defs[col.id] = node
+            items.append((col, node))
+            self.scope.add(col)
+        self.stages.append(DeriveStage(items))
+
+    def _select(self, step: ast.Select) -> None:
+        items = []
+        names: set[str] = set()
+        new_scope = Scope(aliases=[])
+        for item in step.items:
+            typed = self.typer("select").type(item.expr)
+            name = item.alias or (item.expr.name if isinstance(item.expr, ast.Column) else None)
+            if name is None:
+                self.error("E054", "a computed `select` item needs a name", item.span,
+                           "add `as name`, or compute it with `derive`")
+                continue
+            if name in names:
+                self.error("E015", f"column `{name}` is selected twice", item.span,
+                           "rename one with `as`")
+                continue
+            names.add(name)
+            col = self.r.new_col(name, typed.type)
+            node = _inline(typed.node, self.defs)
+            self.defs[col.id] = node
+            items.append((col, node))
+            new_scope.add(col)
+        self.stages.append(SelectStage(items))
+        self.scope = new_scope
+
+    def _setop(self, step: ast.SetOp) -> None:
+        self.phase = "post"
+        ref, columns = self.r.relation_columns(step.relation)
+        left = self.scope.output_cols()
+        by_name = {n: t for n, t in columns}
+        left_names = [c.name for c in left]
+        missing = [n for n in left_names if n not in by_name]
+        extra = [n for n in by_name if n not in left_names]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"`{step.relation}` lacks {', '.join(f'`{m}`' for m in missing)}")
+            if extra:
+                parts.append(f"it has {', '.join(f'`{m}`' for m in extra)} that this model "
+                             f"does not")
+            self.error("E052", f"`{step.op} {step.relation}`: columns differ: "
+                       + "; ".join(parts), step.span, "select the same columns on both sides")
+            return
+        output, right = [], []
+        for col in left:
+            other = by_name[col.name]
+            unified = T.unify(col.type, other) if ERROR not in (col.type, other) else col.type
+            if unified is None:
+                self.error("E052", f"`{step.op} {step.relation}`: column `{col.name}` is "
+                           f"{col.type} here and {other} there", step.span,
+                           "cast one side so both have the same type")
+                return
+            right.append(self.r.new_col(col.name, other, step.relation))
+            output.append(self.r.new_col(col.name, unified))
+        self.stages.append(SetOpStage(step.op, ref, left, right, output))
+        self.scope = Scope(aliases=[])
+        for col in output:
+            self.scope.add(col)
+        self._read(ref)
+
+    # ------------------------------------------------------------ helpers
+    def _clash(self, name: str, span: Span) -> bool:
+        if self.scope.visible(name):
+            self.error("E015", f"column `{name}` already exists", span,
+                       "pick another name, or drop the old one with `select`")
+            return True
+        return False
+
+    def _output(self) -> list[Col]:
+        return self.scope.output_cols()
+
+
+def _inline(node: exp.Expression, defs: dict[int, exp.Expression]) -> exp.Expression:
+    """Keep ColRefs to columns a later CTE can hold; computed columns stay references too.
+
+    Plans reference computed columns by id; sqlgen decides whether a CTE holds them or
+    their expression is inlined. Nothing to do here but copy, so plans never share nodes.
+    """
+    return node.copy()
+
+
+def _equi_keys(on: exp.Expression, right_ids: set[int],
+               right_cols: dict[int, Col]) -> list[tuple[exp.Expression, Col]]:
+    """(left expression, right column) pairs when `on` is a conjunction of equalities."""
+    conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+    keys = []
+    for conj in conjuncts:
+        while isinstance(conj, exp.Paren):
+            conj = conj.this
+        if not isinstance(conj, exp.EQ):
+            return []
+        a, b = conj.this, conj.expression
+        a_ids = {n.col_id for n in a.find_all(ColRef)}
+        b_ids = {n.col_id for n in b.find_all(ColRef)}
+        if isinstance(b, ColRef) and b.col_id in right_ids and not a_ids & right_ids:
+            keys.append((a, right_cols[b.col_id]))
+        elif isinstance(a, ColRef) and a.col_id in right_ids and not b_ids & right_ids:
+            keys.append((b, right_cols[a.col_id]))
+        else:
+            return []
+    return keys

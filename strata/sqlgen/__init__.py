@@ -1,0 +1,1 @@
+"""Plan → SQLGlot trees (build), typed literals (literals), incremental rewrites."""

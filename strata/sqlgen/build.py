@@ -1,0 +1,255 @@
+"""Plan → SQLGlot tree: a `base` CTE, then one CTE per block of later stages, then
+the final SELECT.
+
+A block is one SELECT, filled in clause order (FROM, JOINs/UNNEST, WHERE,
+GROUP BY, HAVING, projection). A step that cannot go into the open block in that
+order closes it into a CTE and opens the next one. Computed columns are inlined
+where they are used until a CTE holds them, so derive/select need no CTE of their
+own. Only the columns later stages still read cross a CTE boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from sqlglot import exp
+
+from strata.plan import (AggregateStage, Col, ColRef, DeriveStage, ExpandStage, FilterStage,
+                         JoinStage, Plan, RelationRef, SelectStage, SetOpStage)
+from strata.semantics.expressions import precedence
+from strata.sqlgen.names import aliased, column, ident, table
+
+BASE = "base"
+Relations = Callable[[RelationRef, "str | None"], exp.Expression]  # (relation, alias) -> FROM item
+
+
+def bind(node: exp.Expression, env: dict[int, exp.Expression]) -> exp.Expression:
+    """Replace every ColRef with the expression that reads that column here."""
+
+    def swap(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, ColRef):
+            target = env[n.col_id].copy()
+            parent = n.parent
+            if parent is not None and precedence(parent) < 9 and \
+                    precedence(target) <= precedence(parent):
+                return exp.Paren(this=target)
+            return target
+        return n
+
+    if isinstance(node, ColRef):
+        return env[node.col_id].copy()
+    return node.copy().transform(swap, copy=False)
+
+
+@dataclass
+class Block:
+    source: exp.Expression  # FROM item
+    env: dict[int, exp.Expression]
+    scope: list[Col]  # columns readable at this point, in order
+    joins: list[exp.Join] = field(default_factory=list)
+    where: list[exp.Expression] = field(default_factory=list)
+    group: list[exp.Expression] | None = None  # set once aggregated ([] = whole table)
+    having: list[exp.Expression] = field(default_factory=list)
+    kind: str = "step"  # names the CTE when the block closes
+
+    def select(self, cols: list[Col], names: list[str] | None = None) -> exp.Select:
+        names = names or [c.name for c in cols]
+        query = exp.Select(expressions=[aliased(self.env[c.id].copy(), n)
+                                        for c, n in zip(cols, names)])
+        query.set("from_", exp.From(this=self.source.copy()))
+        if self.joins:
+            query.set("joins", [j.copy() for j in self.joins])
+        if self.where:
+            query.set("where", exp.Where(this=_conjoin(self.where)))
+        if self.group:
+            query.set("group", exp.Group(expressions=[g.copy() for g in self.group]))
+        if self.having:
+            query.set("having", exp.Having(this=_conjoin(self.having)))
+        return query
+
+
+def _conjoin(preds: list[exp.Expression]) -> exp.Expression:
+    out = preds[0].copy()
+    if len(preds) > 1 and precedence(out) < 3:
+        out = exp.Paren(this=out)
+    for pred in preds[1:]:
+        pred = pred.copy()
+        if precedence(pred) < 3:
+            pred = exp.Paren(this=pred)
+        out = exp.And(this=out, expression=pred)
+    return out
+
+
+class QueryBuilder:
+    def __init__(self, plan: Plan, relations: Relations):
+        self.plan = plan
+        self.relations = relations
+        self.ctes: list[exp.CTE] = []
+        self.cte_names: set[str] = set()
+        self.needed = self._liveness()
+
+    # ------------------------------------------------------------ liveness
+    def _liveness(self) -> list[set[int]]:
+        """needed[i]: ids read by stages[i:] or the output."""
+        needed = [set() for _ in range(len(self.plan.stages) + 1)]
+        current = {c.id for c in self.plan.output}
+        needed[-1] = set(current)
+        for i in range(len(self.plan.stages) - 1, -1, -1):
+            current = current | _stage_refs(self.plan.stages[i])
+            needed[i] = set(current)
+        return needed
+
+    # ------------------------------------------------------------ building
+    def build(self) -> exp.Select:
+        block = self._base()
+        for i, stage in enumerate(self.plan.stages):
+            block = self._stage(block, stage, i)
+        final = block.select(self.plan.output)
+        if self.ctes:
+            final.set("with_", exp.With(expressions=self.ctes))
+        return final
+
+    def _base(self) -> Block:
+        base = self.plan.base
+        env: dict[int, exp.Expression] = {c.id: column(c.name, base.alias) for c in base.columns}
+        projection = [aliased(env[c.id].copy(), c.name) for c in base.columns]
+        for col, node in base.lets:
+            env[col.id] = bind(node, env)
+            projection.append(aliased(env[col.id].copy(), col.name))
+        query = exp.Select(expressions=projection)
+        query.set("from_", exp.From(this=self.relations(base.relation, base.alias)))
+        if base.preds:
+            query.set("where", exp.Where(this=_conjoin([bind(p, env) for p in base.preds])))
+        self._add_cte(BASE, query)
+        scope = [*base.columns, *(c for c, _ in base.lets)]
+        return Block(table(BASE), {c.id: column(c.name, BASE) for c in scope}, scope)
+
+    def _add_cte(self, name: str, query: exp.Expression) -> str:
+        unique, n = name, 1
+        while unique in self.cte_names:
+            n += 1
+            unique = f"{name}_{n}"
+        self.cte_names.add(unique)
+        self.ctes.append(exp.CTE(this=query, alias=exp.TableAlias(this=ident(unique))))
+        return unique
+
+    def _close(self, block: Block, index: int) -> Block:
+        """Turn the open block into a CTE holding the columns stages[index:] still read."""
+        live = [c for c in block.scope if c.id in self.needed[index]]
+        names = _unique_names(live)
+        name = self._add_cte(block.kind, block.select(live, names))
+        env = {c.id: column(n, name) for c, n in zip(live, names)}
+        return Block(table(name), env, live)
+
+    def _stage(self, block: Block, stage, index: int) -> Block:
+        if isinstance(stage, JoinStage):
+            if block.group is not None:
+                block = self._close(block, index)
+            on_env = dict(block.env)
+            for col in stage.columns:
+                on_env[col.id] = column(col.name, stage.alias)
+            join = exp.Join(this=self.relations(stage.relation, stage.alias),
+                            on=bind(stage.on, on_env))
+            if stage.left:
+                join.set("side", "LEFT")
+            block.joins.append(join)
+            block.env = on_env
+            block.scope = [*block.scope, *stage.columns]
+            block.kind = "joined"
+            return block
+        if isinstance(stage, ExpandStage):
+            if block.group is not None:
+                block = self._close(block, index)
+            unnest = exp.Unnest(expressions=[bind(stage.source, block.env)],
+                                alias=exp.TableAlias(this=ident(stage.alias),
+                                                     columns=[ident(stage.item.name)]))
+            block.joins.append(exp.Join(this=unnest, kind="CROSS"))
+            block.env[stage.item.id] = column(stage.item.name, stage.alias)
+            block.scope = [*block.scope, stage.item]
+            block.kind = "expanded"
+            return block
+        if isinstance(stage, FilterStage):
+            pred = bind(stage.predicate, block.env)
+            (block.having if block.group is not None else block.where).append(pred)
+            return block
+        if isinstance(stage, AggregateStage):
+            if block.group is not None:
+                block = self._close(block, index)
+            keys = [bind(node, block.env) for _, node in stage.keys]
+            aggs = [bind(node, block.env) for _, node in stage.aggregates]
+            block.group = keys
+            for (col, _), node in zip(stage.keys, keys):
+                block.env[col.id] = node
+            for (col, _), node in zip(stage.aggregates, aggs):
+                block.env[col.id] = node
+            block.scope = [c for c, _ in stage.keys] + [c for c, _ in stage.aggregates]
+            block.kind = "aggregated"
+            return block
+        if isinstance(stage, (DeriveStage, SelectStage)):
+            for col, node in stage.items:
+                block.env[col.id] = bind(node, block.env)
+            cols = [c for c, _ in stage.items]
+            block.scope = cols if isinstance(stage, SelectStage) else [*block.scope, *cols]
+            return block
+        if isinstance(stage, SetOpStage):
+            return self._setop(block, stage, index)
+        raise AssertionError(stage)
+
+    def _setop(self, block: Block, stage: SetOpStage, index: int) -> Block:
+        names = [c.name for c in stage.left]
+        left = block.select(stage.left, names)
+        if self.ctes and left.args.get("with_"):
+            left.set("with_", None)
+        other = exp.Select(expressions=[column(n) for n in names])
+        other.set("from_", exp.From(this=self.relations(stage.relation, None)))
+        kinds = {"union": (exp.Union, False), "union_distinct": (exp.Union, True),
+                 "except": (exp.Except, True), "intersect": (exp.Intersect, True)}
+        cls, distinct = kinds[stage.op]
+        combined = cls(this=left, expression=other, distinct=distinct)
+        name = self._add_cte("combined", combined)
+        env = {c.id: column(c.name, name) for c in stage.output}
+        return Block(table(name), env, list(stage.output))
+
+
+def _unique_names(cols: list[Col]) -> list[str]:
+    names: list[str] = []
+    taken: set[str] = set()
+    for col in cols:
+        name = col.name
+        if name in taken and col.qualifier:
+            name = f"{col.qualifier}_{col.name}"
+        base, n = name, 1
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def _stage_refs(stage) -> set[int]:
+    nodes: list[exp.Expression] = []
+    if isinstance(stage, JoinStage):
+        nodes = [stage.on]
+    elif isinstance(stage, ExpandStage):
+        nodes = [stage.source]
+    elif isinstance(stage, FilterStage):
+        nodes = [stage.predicate]
+    elif isinstance(stage, AggregateStage):
+        nodes = [n for _, n in stage.keys] + [n for _, n in stage.aggregates]
+    elif isinstance(stage, (DeriveStage, SelectStage)):
+        nodes = [n for _, n in stage.items]
+    elif isinstance(stage, SetOpStage):
+        return {c.id for c in stage.left}
+    out: set[int] = set()
+    for node in nodes:
+        if isinstance(node, ColRef):
+            out.add(node.col_id)
+        out.update(n.col_id for n in node.find_all(ColRef))
+    return out
+
+
+def model_query(plan: Plan, relations: Relations) -> exp.Select:
+    """The model's full query as a SQLGlot tree."""
+    return QueryBuilder(plan, relations).build()

@@ -1,0 +1,141 @@
+"""Incremental tree rewrites: watermark pushdown, the delta, append and upsert merges.
+
+pushdown (plan-level, the same mechanism as `filter`): when `cdc_column` is a base
+column (a source column passed through, or a `let`) and the model has no join,
+set operation or expand,
+
+    WITH base AS (SELECT ... FROM orders AS orders)            -- full
+    WITH base AS (SELECT ... FROM orders AS orders
+                  WHERE orders.updated_at > <watermark>)       -- delta, pushed down
+
+otherwise the full result is filtered after the fact:
+
+    WITH <the model's CTEs>, __full AS (<final select>),
+         __delta AS (SELECT * FROM __full WHERE updated_at > <watermark>)
+    SELECT ... FROM __delta
+
+append:  SELECT cols FROM <previous> UNION ALL SELECT cols FROM __delta
+upsert:  SELECT cols FROM <previous> AS __prev WHERE NOT EXISTS (
+             SELECT 1 FROM __delta WHERE __delta.k IS NOT DISTINCT FROM __prev.k ...)
+         UNION ALL SELECT cols FROM __delta
+(null-safe key equality; never NOT IN, whose NULL semantics drop rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from strata.plan import ColRef, DeriveStage, Plan, SelectStage
+from strata.semantics.expressions import precedence
+from strata.sqlgen.build import Relations, bind, model_query
+from strata.sqlgen.names import column, ident, table
+
+FULL = "__full"
+DELTA = "__delta"
+PREV = "__prev"
+
+
+@dataclass(frozen=True)
+class DeltaQuery:
+    tree: exp.Select
+    path: str  # "pushdown" | "full-then-filter"
+
+
+def base_expression(plan: Plan, col_id: int) -> exp.Expression | None:
+    """The base-scope expression of an output column, when it is a pure passthrough
+    of a base column (source column or let) through derive/select renames."""
+    items: dict[int, exp.Expression] = {}
+    for stage in plan.stages:
+        if isinstance(stage, (DeriveStage, SelectStage)):
+            for col, node in stage.items:
+                items[col.id] = node
+    seen = set()
+    while col_id in items and col_id not in seen:
+        seen.add(col_id)
+        node = items[col_id]
+        if not isinstance(node, ColRef):
+            return None
+        col_id = node.col_id
+    base = plan.base
+    env = {c.id: column(c.name, base.alias) for c in base.columns}
+    for col, node in base.lets:
+        env[col.id] = bind(node, env)
+    return env.get(col_id)
+
+
+def pushdown_predicate(plan: Plan, watermark: exp.Expression) -> exp.Expression | None:
+    """`cdc > watermark` in base-scope terms, or None when pushdown is not allowed."""
+    inc = plan.incremental
+    if inc is None or inc.cdc_column is None or plan.has_join_setop_or_expand:
+        return None
+    out = next(c for c in plan.output if c.name == inc.cdc_column)
+    base = base_expression(plan, out.id)
+    if base is None:
+        return None
+    return exp.GT(this=_paren(base), expression=watermark)
+
+
+def _paren(node: exp.Expression) -> exp.Expression:
+    return exp.Paren(this=node) if precedence(node) <= 4 else node
+
+
+def delta_query(plan: Plan, relations: Relations, watermark: exp.Expression) -> DeltaQuery:
+    """Rows of the model's result with cdc_column > watermark."""
+    pred = pushdown_predicate(plan, watermark)
+    if pred is not None:
+        # Written in base terms (alias.column), it joins plan.preds like any filter.
+        pushed = plan.with_preds([pred])
+        return DeltaQuery(model_query(pushed, relations), "pushdown")
+    full = model_query(plan, relations)
+    ctes = list(full.args["with_"].expressions) if full.args.get("with_") else []
+    full.set("with_", None)
+    ctes.append(exp.CTE(this=full, alias=exp.TableAlias(this=ident(FULL))))
+    cdc = column(plan.incremental.cdc_column, FULL)
+    delta = exp.select(exp.Star()).from_(table(FULL)).where(
+        exp.GT(this=cdc, expression=watermark))
+    ctes.append(exp.CTE(this=delta, alias=exp.TableAlias(this=ident(DELTA))))
+    final = exp.Select(expressions=[column(c.name) for c in plan.output])
+    final.set("from_", exp.From(this=table(DELTA)))
+    final.set("with_", exp.With(expressions=ctes))
+    return DeltaQuery(final, "full-then-filter")
+
+
+def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
+                delta: exp.Expression, keys: tuple[str, ...] = ()) -> exp.Expression:
+    """Compose the previous snapshot with the delta. `previous` and `delta` are FROM
+    items (tables); when `delta` is a query, it becomes the `__delta` CTE."""
+    with_ctes: list[exp.CTE] = []
+    if isinstance(delta, exp.Select):
+        ctes = list(delta.args["with_"].expressions) if delta.args.get("with_") else []
+        delta = delta.copy()
+        delta.set("with_", None)
+        if ctes and isinstance(delta.args["from_"].this, exp.Table) and \
+                delta.args["from_"].this.name == DELTA and not delta.args.get("where"):
+            with_ctes = ctes  # already ends in a __delta CTE
+        else:
+            with_ctes = [*ctes, exp.CTE(this=delta, alias=exp.TableAlias(this=ident(DELTA)))]
+        delta = table(DELTA)
+    delta_alias = delta.alias_or_name
+    prev = previous.copy()
+    prev.set("alias", exp.TableAlias(this=ident(PREV)))
+    kept = exp.Select(expressions=[column(c, PREV) for c in columns])
+    kept.set("from_", exp.From(this=prev))
+    if strategy == "upsert":
+        match = None
+        for key in keys:
+            eq = exp.NullSafeEQ(this=column(key, delta_alias), expression=column(key, PREV))
+            match = eq if match is None else exp.And(this=match, expression=eq)
+        probe = exp.Select(expressions=[exp.Literal.number(1)])
+        probe.set("from_", exp.From(this=delta.copy()))
+        probe.set("where", exp.Where(this=match))
+        kept.set("where", exp.Where(this=exp.Not(this=exp.Exists(this=probe))))
+    elif strategy != "append":
+        raise ValueError(f"no merge for strategy {strategy}")
+    fresh = exp.Select(expressions=[column(c) for c in columns])
+    fresh.set("from_", exp.From(this=delta.copy()))
+    union = exp.Union(this=kept, expression=fresh, distinct=False)
+    if with_ctes:
+        union.set("with_", exp.With(expressions=with_ctes))
+    return union

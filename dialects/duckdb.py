@@ -11,7 +11,9 @@ class DuckDB(Dialect):
     def file_source(self, path: str, source_name: str) -> exp.Expression:
         reader = "read_parquet" if path.lower().endswith((".parquet", ".pq")) else "read_csv"
         args: list[exp.Expression] = [exp.Literal.string(path)]
-        return exp.Anonymous(this=reader, expressions=args)
+        # A Table around the call, so the caller can alias it (`FROM read_csv(..) AS o`):
+        # the model's columns are read as `<alias>.<column>`.
+        return exp.Table(this=exp.Anonymous(this=reader, expressions=args))
 
 
 DIALECT = DuckDB(name="duckdb", sqlglot="duckdb", transactional_ddl=True,

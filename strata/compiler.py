@@ -44,8 +44,8 @@ def compile_relations(module: Module, dialect: Dialect) -> Relations:
                 node = dialect.file_source(_shown_path(str(src.file)), ref.name)
             else:
                 node = table(*src.physical)
-        if alias and not (isinstance(node, exp.Table) and node.name == alias and
-                          not node.args.get("db")):
+        if alias and not (isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier)
+                          and node.name == alias and not node.args.get("db")):
             node = node.copy()
             node.set("alias", exp.TableAlias(this=ident(alias)))
         return node

@@ -1,0 +1,61 @@
+"""Regression tests for compiler bugs found while writing the shop example."""
+
+from __future__ import annotations
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from strata.compiler import compile_statements
+from strata.semantics.resolve import load_module
+
+
+def _module(tmp_path, text: str):
+    (tmp_path / "orders.csv").write_text("id,amount\n1,5\n2,7\n")
+    path = tmp_path / "m.strata"
+    path.write_text(text)
+
+    module = load_module(path)
+    assert module.ok, module.diagnostics
+    return module
+
+
+class TestFileSourceAlias:
+    """A file source is read as `<alias>.<column>`, so its FROM item must carry that
+    alias; before the fix DuckDB got `FROM READ_CSV('..')` and `o.id` did not bind."""
+
+    TEXT = """
+source orders = file 'orders.csv' { id: int, amount: int }
+source more = file 'orders.csv' { id: int, amount: int }
+model big { from orders as o; filter amount > 5 }
+model plain { from orders; join more as m on id = m.id; select id, m.amount as other }
+"""
+
+    def test_from_and_join_items_are_aliased(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)
+        module = _module(tmp_path, self.TEXT)
+        for stmt in compile_statements(module, "duckdb"):
+            tree = sqlglot.parse_one(stmt.sql, read="duckdb")
+            base = next(c for c in tree.find_all(exp.CTE) if c.alias == "base").this
+            item = base.args["from_"].this
+            assert isinstance(item, exp.Table) and item.alias in ("o", "orders")
+            for join in tree.find_all(exp.Join):
+                assert join.this.alias == "m"
+
+    def test_runs_on_duckdb(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)
+        module = _module(tmp_path, self.TEXT)
+        con = duckdb.connect()
+        rows = {s.model: con.sql(s.sql).fetchall() for s in compile_statements(module, "duckdb")}
+        assert rows["big"] == [(2, 7)]
+        assert sorted(rows["plain"]) == [(1, 5), (2, 7)]
+
+    def test_source_named_like_the_reader(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)
+        module = _module(tmp_path, """
+source read_csv = file 'orders.csv' { id: int, amount: int }
+model m { from read_csv }
+""")
+        con = duckdb.connect()
+        (stmt,) = compile_statements(module, "duckdb")
+        assert con.sql(stmt.sql).fetchall() == [(1, 5), (2, 7)]

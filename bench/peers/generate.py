@@ -49,8 +49,10 @@ SQLMESH_SCHEMA = "bench"
 def data_sql(rows: int) -> list[str]:
     """DuckDB statements that create the two sources deterministically.
 
-    DuckDB's hash() has weak low bits (hash(i, 'x') % 4 follows the parity of i),
-    so every value is taken from the high 32 bits."""
+    Each column hashes its own string (``i || ':salt'``) and keeps the high 32
+    bits: DuckDB's ``hash(i, 'salt')`` only mixes a constant into ``hash(i)``, so
+    its columns are correlated (status and customer_id shared their parity),
+    and its low bits follow the parity of ``i``."""
     customers = max(1000, rows // 100)
     regions = ", ".join(f"'{r}'" for r in REGIONS)
     statuses = ", ".join(f"'{s}'" for s in STATUSES)
@@ -58,15 +60,15 @@ def data_sql(rows: int) -> list[str]:
         f"""CREATE OR REPLACE TABLE main.customers AS
 SELECT i::BIGINT AS id,
        'customer_' || i AS name,
-       ([{regions}])[1 + ((hash(i, 'region') >> 32) % 4)::INTEGER] AS region
+       ([{regions}])[1 + ((hash(i::VARCHAR || ':region') >> 32) % 4)::INTEGER] AS region
 FROM range(1, {customers} + 1) AS t(i)""",
         f"""CREATE OR REPLACE TABLE main.orders AS
 SELECT i::BIGINT AS id,
-       (1 + (hash(i, 'customer') >> 32) % {customers})::BIGINT AS customer_id,
-       (((hash(i, 'amount') >> 32) % 100000)::DECIMAL(12, 0) / 100)::DECIMAL(12, 2) AS amount,
-       ([{statuses}])[1 + ((hash(i, 'status') >> 32) % 4)::INTEGER] AS status,
+       (1 + (hash(i::VARCHAR || ':customer') >> 32) % {customers})::BIGINT AS customer_id,
+       (((hash(i::VARCHAR || ':amount') >> 32) % 100000)::DECIMAL(12, 0) / 100)::DECIMAL(12, 2) AS amount,
+       ([{statuses}])[1 + ((hash(i::VARCHAR || ':status') >> 32) % 4)::INTEGER] AS status,
        TIMESTAMP '{START_DATE} 00:00:00'
-         + to_seconds(((hash(i, 'ts') >> 32) % 31536000)::BIGINT) AS updated_at
+         + to_seconds(((hash(i::VARCHAR || ':ts') >> 32) % 31536000)::BIGINT) AS updated_at
 FROM range(1, {rows} + 1) AS t(i)""",
     ]
 
@@ -409,6 +411,10 @@ def make_project(m: int, out: Path) -> Path:
     write_dbt(models, out / "dbt")
     write_sqlmesh(models, out / "sqlmesh")
     write_raw(models, out / "raw")
+    # Models that read `customers` directly: what a SQLMesh user restates after
+    # that source changed (SQLMesh does not know the table without external models).
+    (out / "readers_of_customers.txt").write_text(
+        "".join(f"{m.name}\n" for m in models if "customers" in m.deps))
     return out
 
 

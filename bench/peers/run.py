@@ -29,6 +29,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -284,8 +285,10 @@ class SQLMesh(Tool):
         return self.noop_run(proj, db)
 
     def selected_run(self, proj, db):
-        return self._cmd(proj, db, [self.bin("sqlmesh"), *self.plan_args,
-                                    "--restate-model", "main.customers"])
+        # The direct readers of `customers`; SQLMesh restates their downstream too.
+        readers = (proj / "readers_of_customers.txt").read_text().split()
+        restate = [a for m in readers for a in ("--restate-model", f"{gen.SQLMESH_SCHEMA}.{m}")]
+        return self._cmd(proj, db, [self.bin("sqlmesh"), *self.plan_args, *restate])
 
     def upsert_build(self, proj, db):
         return self.full_run(proj, db)
@@ -403,6 +406,7 @@ class Bench:
         self.tools = [t for t in TOOLS if t in args.tools]
         self.rows: list[Row] = []
         self.reps = args.reps
+        self.projects: set[Path] = set()
 
     # -- helpers
     def row(self, key: str, title: str) -> Row:
@@ -423,9 +427,11 @@ class Bench:
         return path
 
     def project(self, models: int) -> Path:
+        """Written afresh once per harness run (cheap), so edits to generate.py apply."""
         path = self.work / "projects" / f"m{models}"
-        if not path.exists():
+        if path not in self.projects:
             gen.make_project(models, path)
+            self.projects.add(path)
         return path
 
     def restore(self, seed: Path, scenario: str, tool: str, proj: Path) -> Path:
@@ -438,9 +444,15 @@ class Bench:
         TOOL_OBJS[tool].clear_cache(proj)
         return db
 
-    def measure(self, row: Row, tool: str, cmd: Cmd | None, label: str) -> tuple[Sample, str]:
-        if cmd is None:
-            return Sample(None, False, "not run"), ""
+    def measure(self, row: Row, tool: str, make: Callable[[], Cmd], label: str
+                ) -> tuple[Sample, str]:
+        try:
+            cmd = make()
+        except Exception as e:  # a harness bug for one tool must not stop the others
+            sample = Sample(None, False, f"harness: {type(e).__name__}: {e}"[:160])
+            row.cell(tool).samples.append(sample)
+            print(f"   {label} {tool}: {sample.reason}")
+            return sample, ""
         row.commands.setdefault(tool, describe(cmd))
         sample, out = self.runner.run(cmd[0], cmd[1], cmd[2], f"{label} {tool}")
         if sample.ok and tool == "strata":
@@ -466,7 +478,7 @@ class Bench:
         print("== start-up")
         for rep in range(self.reps):
             for t in self.order(rep, self.tools):
-                self.measure(row, t, TOOL_OBJS[t].startup(proj), f"startup r{rep}")
+                self.measure(row, t, lambda: TOOL_OBJS[t].startup(proj), f"startup r{rep}")
 
     def parse(self) -> None:
         tools = [t for t in self.tools if t != "raw"]
@@ -479,9 +491,9 @@ class Bench:
             for rep in range(self.reps):
                 for t in self.order(rep, tools):
                     TOOL_OBJS[t].clear_cache(proj)
-                    self.measure(row, t, TOOL_OBJS[t].parse(proj), f"parse m{m} r{rep}")
+                    self.measure(row, t, lambda: TOOL_OBJS[t].parse(proj), f"parse m{m} r{rep}")
                     if t == "strata" and comp is not None:
-                        self.measure(comp, t, TOOL_OBJS[t].compile(proj), f"compile m{m} r{rep}")
+                        self.measure(comp, t, lambda: TOOL_OBJS[t].compile(proj), f"compile m{m} r{rep}")
             if "raw" in self.tools:
                 row.cell("raw").skipped = "—"
             if comp is not None:
@@ -508,7 +520,7 @@ class Bench:
             dbs = {}
             for t in order:
                 dbs[t] = self.restore(seed, scen, t, proj)
-                self.measure(b, t, TOOL_OBJS[t].full_run(proj, dbs[t]), f"first {scen} r{rep}")
+                self.measure(b, t, lambda: TOOL_OBJS[t].full_run(proj, dbs[t]), f"first {scen} r{rep}")
             for t in order:  # after all ran: compare with raw DuckDB's result
                 s = b.cell(t).samples[-1]
                 if s.ok and t != "raw":
@@ -519,7 +531,7 @@ class Bench:
                 if t == "raw":
                     c.cell("raw").skipped = "0 (nothing to run)"
                     continue
-                self.measure(c, t, TOOL_OBJS[t].noop_run(proj, dbs[t]), f"noop {scen} r{rep}")
+                self.measure(c, t, lambda: TOOL_OBJS[t].noop_run(proj, dbs[t]), f"noop {scen} r{rep}")
             for step, row, tag, residue in ((1, d, "changed", 0), (2, d2, "again", 1)):
                 for t in order:
                     try:
@@ -527,9 +539,9 @@ class Bench:
                     except Exception as e:  # e.g. the tool left the file locked
                         row.cell(t).samples.append(Sample(None, False, f"change failed: {e}"))
                         continue
-                    cmd = (TOOL_OBJS[t].changed_run if step == 1 else
-                           TOOL_OBJS[t].selected_run)(proj, dbs[t])
-                    s, _ = self.measure(row, t, cmd, f"{'changed' if step == 1 else 'selected'} "
+                    fn = (TOOL_OBJS[t].changed_run if step == 1 else
+                          TOOL_OBJS[t].selected_run)
+                    s, _ = self.measure(row, t, lambda: fn(proj, dbs[t]), f"{'changed' if step == 1 else 'selected'} "
                                         f"{scen} r{rep}")
                     if s.ok and models >= 2:
                         self.check_fresh(s, t, dbs[t], tag)
@@ -549,13 +561,13 @@ class Bench:
             dbs = {}
             for t in order:
                 dbs[t] = self.restore(seed, scen, t, proj)
-                self.measure(full, t, TOOL_OBJS[t].upsert_build(proj, dbs[t]), f"upsert-build r{rep}")
+                self.measure(full, t, lambda: TOOL_OBJS[t].upsert_build(proj, dbs[t]), f"upsert-build r{rep}")
             for t in order:
                 if not full.cell(t).samples[-1].ok:
                     ups.cell(t).samples.append(Sample(None, False, "first build failed"))
                     continue
                 execute(dbs[t], gen.CHANGE_ORDERS_1PCT_SQL)
-                s, _ = self.measure(ups, t, TOOL_OBJS[t].upsert_run(proj, dbs[t]), f"upsert r{rep}")
+                s, _ = self.measure(ups, t, lambda: TOOL_OBJS[t].upsert_run(proj, dbs[t]), f"upsert r{rep}")
                 if s.ok:
                     self.check_upsert(s, t, dbs[t], rows)
 

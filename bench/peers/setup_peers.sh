@@ -50,7 +50,11 @@ pip_in strata "duckdb==$DUCKDB_VERSION" "matplotlib"
 if [[ -f "$REPO/pyproject.toml" ]]; then
   # Keep duckdb pinned while installing the package in editable mode.
   echo "duckdb==$DUCKDB_VERSION" > "$VENVS/strata-constraints.txt"
-  pip_in strata -c "$VENVS/strata-constraints.txt" -e "$REPO"
+  # editable_mode=compat puts the repo on sys.path (a .pth line), so packages
+  # the other engineer adds later (or that had no __init__.py at install
+  # time) import as regular packages, not as stale namespace packages.
+  pip_in strata -c "$VENVS/strata-constraints.txt" -e "$REPO" \
+    --config-settings editable_mode=compat
 else
   echo "   $REPO/pyproject.toml not found yet: strata not installed (rerun later)"
 fi

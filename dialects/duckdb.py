@@ -18,3 +18,45 @@ class DuckDB(Dialect):
 
 DIALECT = DuckDB(name="duckdb", sqlglot="duckdb", transactional_ddl=True,
                  create_or_replace_view=True, reads_files=True, row_hash="hash")
+
+
+# ---------------------------------------------------------------- engine data
+# How DuckDB's own type names map onto Strata's type kinds, for source contracts
+# and `pin columns` checks against real tables.
+TYPE_KINDS = {
+    "TINYINT": "int", "SMALLINT": "int", "INTEGER": "int", "BIGINT": "int", "HUGEINT": "int",
+    "UTINYINT": "int", "USMALLINT": "int", "UINTEGER": "int", "UBIGINT": "int",
+    "UHUGEINT": "int", "FLOAT": "double", "DOUBLE": "double", "VARCHAR": "text",
+    "BOOLEAN": "bool", "DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMP_NS": "timestamp",
+    "TIMESTAMP_MS": "timestamp", "TIMESTAMP_S": "timestamp",
+}
+
+
+def type_kind(engine_type: str) -> str:
+    """'int', 'double', 'decimal', 'text', ..., 'list<kind>' or 'other:<TYPE>'."""
+    t = engine_type.strip().upper()
+    if t.endswith("[]"):
+        return f"list<{type_kind(t[:-2])}>"
+    if t.startswith("DECIMAL") or t.startswith("NUMERIC"):
+        return "decimal"
+    return TYPE_KINDS.get(t, f"other:{t}")
+
+
+def row_hash_aggregate(columns: list[str]) -> str:
+    """count, sum and xor of a per-row hash: an order-independent content hash whose
+    parts add up (so a layered snapshot's hash is derived from its layers)."""
+    quoted = ", ".join(exp.to_identifier(c, quoted=True).sql("duckdb") for c in columns)
+    row = f"hash({quoted})" if columns else "0"
+    return (f"count(*), coalesce(sum({row}::HUGEINT), 0)::VARCHAR, "
+            f"coalesce(bit_xor({row}), 0)::VARCHAR")
+
+
+def csv_reader(path: str, types: dict[str, str]) -> exp.Expression:
+    """read_csv with the declared types forced, so the contract, not a guess, types it."""
+    args: list[exp.Expression] = [exp.Literal.string(path)]
+    if types:
+        struct = exp.Struct(expressions=[
+            exp.PropertyEQ(this=exp.Literal.string(name), expression=exp.Literal.string(t))
+            for name, t in types.items()])
+        args.append(exp.PropertyEQ(this=exp.to_identifier("types"), expression=struct))
+    return exp.Anonymous(this="read_csv", expressions=args)

@@ -26,6 +26,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -369,8 +370,16 @@ TOOL_OBJS: dict[str, Tool] = {"dbt": Dbt(), "sqlmesh": SQLMesh(), "strata": Stra
 def describe(cmd: Cmd) -> str:
     argv = [Path(a).name if a.startswith(str(VENVS)) or a.startswith(str(HERE)) else a
             for a in cmd[0]]
-    text = " ".join(a if " " not in a and "\n" not in a else repr(a.split("\n")[0] + " ...")
-                    for a in argv)
+    shown: list[str] = []
+    for a in argv:
+        if "\n" in a:
+            a = a.split("\n")[0] + " ..."
+        shown.append(repr(a) if " " in a else a)
+    restate = shown.count("--restate-model")
+    if restate > 3:  # SQLMesh (d'): one flag per reader of `customers`
+        first = shown.index("--restate-model")
+        shown = shown[:first + 4] + [f"... ({restate} models in all)"]
+    text = " ".join(shown)
     text = text.replace(str(HERE) + "/", "")
     return re.sub(r"\S*/" + re.escape(WAREHOUSE), WAREHOUSE, text)
 
@@ -789,10 +798,11 @@ def chart(bench: Bench, path: Path) -> None:
         for y in fails:
             ax.text(0.011, y, f"{LABELS[t]} failed", va="center", fontsize=7, color="red")
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([re.sub(r"`", "", r.title) for r in rows], fontsize=8)
+    ax.set_yticklabels([textwrap.fill(re.sub(r"`", "", r.title), 44) for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlim(left=0.01)
+    top = max((c.median() or 0) for r in rows for c in r.cells.values() if not c.skipped)
+    ax.set_xlim(0.01, max(top, 0.1) * 3)
     ax.set_xlabel("seconds, wall clock of the whole process (median, log scale)")
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(axis="x", which="both", alpha=0.3)

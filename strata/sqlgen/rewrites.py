@@ -139,3 +139,47 @@ def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
     if with_ctes:
         union.set("with_", exp.With(expressions=with_ctes))
     return union
+
+
+def layered_query(strategy: str, columns: list[str], tables: list[exp.Expression],
+                  keys: tuple[str, ...] = ()) -> exp.Expression:
+    """A layered snapshot: a base table composed with delta layers, flat.
+
+    append: base UNION ALL layer_1 UNION ALL ... layer_k
+    upsert: each table keeps the rows whose keys no LATER layer holds, e.g. for two
+    layers
+        SELECT cols FROM base AS __t WHERE NOT EXISTS (SELECT 1 FROM (SELECT k FROM l1
+            UNION ALL SELECT k FROM l2) AS __later WHERE __later.k IS NOT DISTINCT FROM __t.k)
+        UNION ALL SELECT cols FROM l1 AS __t WHERE NOT EXISTS (... l2 ...)
+        UNION ALL SELECT cols FROM l2
+    One anti-join per table against the keys of later layers (small), never a chain
+    of nested merges, so reading stays one pass over the base.
+    """
+    parts: list[exp.Select] = []
+    for i, source in enumerate(tables):
+        node = source.copy()
+        node.set("alias", exp.TableAlias(this=ident("__t")))
+        part = exp.Select(expressions=[column(c, "__t") for c in columns])
+        part.set("from_", exp.From(this=node))
+        later = tables[i + 1:]
+        if strategy == "upsert" and later:
+            union: exp.Expression | None = None
+            for layer in later:
+                sel = exp.Select(expressions=[column(k) for k in keys])
+                sel.set("from_", exp.From(this=layer.copy()))
+                union = sel if union is None else exp.Union(this=union, expression=sel,
+                                                           distinct=False)
+            sub = exp.Subquery(this=union, alias=exp.TableAlias(this=ident("__later")))
+            match = None
+            for key in keys:
+                eq = exp.NullSafeEQ(this=column(key, "__later"), expression=column(key, "__t"))
+                match = eq if match is None else exp.And(this=match, expression=eq)
+            probe = exp.Select(expressions=[exp.Literal.number(1)])
+            probe.set("from_", exp.From(this=sub))
+            probe.set("where", exp.Where(this=match))
+            part.set("where", exp.Where(this=exp.Not(this=exp.Exists(this=probe))))
+        parts.append(part)
+    out: exp.Expression = parts[0]
+    for part in parts[1:]:
+        out = exp.Union(this=out, expression=part, distinct=False)
+    return out

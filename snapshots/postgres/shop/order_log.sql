@@ -1,0 +1,57 @@
+-- model order_log (full)
+WITH base AS (
+  SELECT
+    orders.id,
+    orders.customer_id,
+    orders.status,
+    orders.channel,
+    orders.order_date,
+    orders.updated_at
+  FROM orders
+  WHERE
+    orders.status <> 'test'
+)
+SELECT
+  base.id AS order_id,
+  base.customer_id,
+  base.order_date,
+  EXTRACT(YEAR FROM base.order_date) AS order_year,
+  base.status
+FROM base;
+
+-- model order_log (incremental: append, pushdown)
+WITH base AS (
+  SELECT
+    orders.id,
+    orders.customer_id,
+    orders.status,
+    orders.channel,
+    orders.order_date,
+    orders.updated_at
+  FROM orders
+  WHERE
+    orders.status <> 'test' AND orders.order_date > %(watermark)s
+), __delta AS (
+  SELECT
+    base.id AS order_id,
+    base.customer_id,
+    base.order_date,
+    EXTRACT(YEAR FROM base.order_date) AS order_year,
+    base.status
+  FROM base
+)
+SELECT
+  __prev.order_id,
+  __prev.customer_id,
+  __prev.order_date,
+  __prev.order_year,
+  __prev.status
+FROM v_order_log AS __prev
+UNION ALL
+SELECT
+  order_id,
+  customer_id,
+  order_date,
+  order_year,
+  status
+FROM __delta;

@@ -1,0 +1,13 @@
+-- model subscribers (full)
+WITH base AS (
+  SELECT
+    newsletter.email,
+    newsletter.subscribed_at,
+    newsletter.confirmed
+  FROM newsletter
+  WHERE
+    newsletter.confirmed
+)
+SELECT
+  LOWER(TRIM(base.email)) AS email
+FROM base;

@@ -1,0 +1,24 @@
+-- model region_sales (full)
+WITH base AS (
+  SELECT
+    c.customer_id,
+    c.name,
+    c.email,
+    c.region,
+    c.signup_date,
+    c.changed_at
+  FROM v_customer_profiles AS c
+)
+SELECT
+  base.region,
+  COUNT(DISTINCT base.customer_id) AS buyers,
+  COUNT(*) AS order_count,
+  SUM(o.subtotal) AS revenue,
+  ROUND(SUM(o.subtotal) / COUNT(*), 2) AS avg_order_value
+FROM base
+JOIN v_orders_enriched AS o
+  ON base.customer_id = o.customer_id
+GROUP BY
+  base.region
+HAVING
+  SUM(o.subtotal) >= 50;

@@ -1,0 +1,25 @@
+-- model active_bestsellers (full)
+WITH base AS (
+  SELECT
+    products.id,
+    products.sku,
+    products.name,
+    products.category,
+    products.weight_kg,
+    products.active,
+    products.launched_on
+  FROM products
+  WHERE
+    products.active
+), combined AS (
+  SELECT
+    base.id AS product_id
+  FROM base
+  INTERSECT
+  SELECT
+    product_id
+  FROM v_popular_products
+)
+SELECT
+  combined.product_id
+FROM combined;

@@ -1,0 +1,33 @@
+-- model order_history (full)
+WITH base AS (
+  SELECT
+    orders.id,
+    orders.customer_id,
+    orders.status,
+    orders.channel,
+    orders.order_date,
+    orders.updated_at
+  FROM orders
+  WHERE
+    orders.status <> 'test'
+), combined AS (
+  SELECT
+    base.id,
+    base.customer_id,
+    base.status,
+    base.order_date
+  FROM base
+  UNION ALL
+  SELECT
+    id,
+    customer_id,
+    status,
+    order_date
+  FROM orders_archive
+)
+SELECT
+  combined.id,
+  combined.customer_id,
+  combined.status,
+  combined.order_date
+FROM combined;

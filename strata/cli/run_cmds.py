@@ -1,0 +1,301 @@
+"""`strata run | plan | history | replay | verify | rollback | branch`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from strata.cli.compile_cmds import json_option, load_checked, models_option, split_names
+from strata.cli.main import cli, console, handled, print_json
+from strata.compiler import select_models
+from strata.engine import history as H
+from strata.engine import ops
+from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
+from strata.engine.fingerprints import code_fingerprints
+from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
+from strata.engine.sources import parse_overrides
+from strata.engine.staleness import plan_reasons
+from strata.engine.warehouse import MAIN_BRANCH, Warehouse
+
+warehouse_option = click.option("-o", "--warehouse", "warehouse", required=True,
+                                type=click.Path(), metavar="WAREHOUSE",
+                                help="The DuckDB warehouse file (created if missing).")
+branch_option = click.option("--branch", default=MAIN_BRANCH, show_default=True,
+                             help="Branch whose live views to use.")
+
+_STATUS_STYLE = {"rebuilt": "green", "reused": "cyan", "kept": "dim"}
+
+
+def progress_printer(as_json: bool):
+    out = console()
+    if as_json or not out.is_terminal:
+        return None
+
+    def show(result: ModelResult) -> None:
+        style = _STATUS_STYLE.get(result.status, "white")
+        extra = []
+        if result.path:
+            extra.append(result.path)
+        if result.delta_rows is not None:
+            extra.append(f"delta {result.delta_rows} rows")
+        if result.rows is not None:
+            extra.append(f"{result.rows} rows")
+        if result.skipped_checks:
+            extra.append(f"{len(result.skipped_checks)} check(s) skipped")
+        tail = f"  [dim]{', '.join(extra)}[/]" if extra else ""
+        out.print(f"  [{style}]{result.status:<8}[/] {result.model:<32} "
+                  f"{result.seconds:6.2f}s{tail}")
+
+    return show
+
+
+def print_report(report: RunReport, as_json: bool) -> None:
+    if as_json:
+        print_json(report.to_json())
+        return
+    out = console()
+    if report.status == "up_to_date":
+        out.print("everything up to date (nothing to do)", markup=False)
+        return
+    verb = {"published": "published", "staged": "staged (not published)"}[report.status]
+    kind = report.entry.kind if report.entry else "run"
+    out.print(f"{verb} {kind} {report.run_id} on {report.branch}: "
+              f"{len(report.rebuilt)} rebuilt, {len(report.reused)} reused "
+              f"({report.seconds:.2f}s)", markup=False)
+    for result in report.results:
+        for note in result.notes:
+            if note.startswith(("computed in full", "first run")):
+                continue
+            if result.status == "rebuilt" or "reused" in note:
+                out.print(f"  note: {result.model}: {note}", markup=False, highlight=False)
+
+
+@cli.command(name="run")
+@click.argument("module", type=click.Path())
+@warehouse_option
+@models_option
+@branch_option
+@click.option("--override", "overrides", multiple=True, metavar="SOURCE=TABLE",
+              help="Point a source at another table for this run (repeatable).")
+@click.option("--only-stale", is_flag=True, help="Rebuild only what changed (code or data).")
+@click.option("--stage-only", is_flag=True, help="Execute and check pins; publish nothing.")
+@click.option("--full-refresh", is_flag=True,
+              help="Recompute incremental models from scratch (all, or those in --models).")
+@json_option
+@handled
+def run_cmd(module: str, warehouse: str, models: str | None, branch: str,
+            overrides: tuple[str, ...], only_stale: bool, stage_only: bool, full_refresh: bool,
+            as_json: bool) -> None:
+    """Materialize MODULE's models (and their upstream) into WAREHOUSE."""
+    mod = load_checked(module)
+    names = split_names(models)
+    opts = RunOptions(models=names, branch=branch, overrides=parse_overrides(overrides, mod),
+                      only_stale=only_stale, stage_only=stage_only, full_refresh=full_refresh,
+                      full_refresh_models=names if full_refresh and names else None,
+                      module_path=module)
+    report = run(mod, warehouse, opts, progress_printer(as_json))
+    print_report(report, as_json)
+
+
+@cli.command(name="plan")
+@click.argument("module", type=click.Path())
+@warehouse_option
+@models_option
+@branch_option
+@json_option
+@handled
+def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
+             as_json: bool) -> None:
+    """Show which models a run would rebuild and why, without executing any."""
+    mod = load_checked(module)
+    selection = select_models(mod, split_names(models))
+    closure = [m for m in mod.order if m in mod.upstream(selection)]
+    code_fps = code_fingerprints(mod, closure)
+    wh = Warehouse.open(warehouse, read_only=True)
+    try:
+        ensure_branch(wh, branch)
+        base = H.last_with_snapshots(wh, branch)
+        reasons = plan_reasons(mod, closure, code_fps, base, live_snapshots(wh, branch))
+    finally:
+        wh.close()
+    note = ("data staleness (changed sources) is decided only by `run --only-stale` and "
+            "`backfill`, which read the data; plan reads none")
+    if as_json:
+        print_json({"branch": branch, "base_run": base.id if base else None,
+                    "models": [{"model": m, "reason": r,
+                                "rebuild": not r.startswith("up to date")}
+                               for m, r in reasons.items()], "note": note})
+        return
+    out = console()
+    out.print(f"plan for branch {branch} (last run: {base.id if base else 'none'})",
+              markup=False)
+    for model, reason in reasons.items():
+        mark = "=" if reason.startswith("up to date") else "+"
+        out.print(f"  {mark} {model:<32} {reason}", markup=False)
+    out.print(f"note: {note}", markup=False)
+
+
+@cli.command(name="history")
+@warehouse_option
+@click.option("--branch", default=None, help="Only this branch.")
+@click.option("--limit", default=None, type=int, help="At most this many entries.")
+@json_option
+@handled
+def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: bool) -> None:
+    """List runs, newest first."""
+    wh = Warehouse.open(warehouse, read_only=True, create=False)
+    try:
+        if branch is not None:
+            ensure_branch(wh, branch)
+        items = H.entries(wh, branch)
+    finally:
+        wh.close()
+    if limit is not None:
+        items = items[:limit]
+    if as_json:
+        print_json([_public(e) for e in items])
+        return
+    out = console()
+    if not items:
+        out.print("no runs yet", markup=False)
+    for e in items:
+        extra = ""
+        if e.backfill_of:
+            extra = f"  backfill_of={e.backfill_of} reason={e.reason!r}"
+        if e.kind == "rollback":
+            extra = f"  to {e.details.get('rolled_back_to')}"
+        out.print(f"{e.id:<12}  {e.kind:<8}  {e.branch:<10}  {e.started_at}  "
+                  f"rebuilt={len(e.rebuilt)} reused={len(e.reused)}{extra}", markup=False,
+                  highlight=False)
+
+
+def _public(entry: H.HistoryEntry) -> dict:
+    data = entry.to_json()
+    data["details"] = {k: v for k, v in data["details"].items() if not k.startswith("__")}
+    return data
+
+
+@cli.command(name="replay")
+@click.argument("run_id")
+@warehouse_option
+@click.option("--execute", is_flag=True,
+              help="Recompute the run in full into scratch tables and compare content.")
+@json_option
+@handled
+def replay_cmd(run_id: str, warehouse: str, execute: bool, as_json: bool) -> None:
+    """Show a run's whole history entry; --execute re-runs it to verify it."""
+    wh = Warehouse.open(warehouse, read_only=not execute, create=False)
+    try:
+        entry = H.find(wh, run_id)
+        replay = ops.replay_execute(wh, run_id) if execute else None
+    finally:
+        wh.close()
+    data = _public(entry)
+    if replay is not None:
+        data["replay"] = {"source_drift": {k: {"recorded": a, "now": b}
+                                           for k, (a, b) in replay.source_drift.items()},
+                          "models": [r.__dict__ for r in replay.results],
+                          "ok": all(r.ok or r.note.startswith("incremental")
+                                    for r in replay.results)}
+    if as_json:
+        print_json(data)
+    else:
+        out = console()
+        for key in ("id", "kind", "branch", "started_at", "backfill_of", "reason", "models",
+                    "overrides", "source_fingerprints", "snapshots", "rebuilt", "reused"):
+            out.print(f"{key}: {data[key]}", markup=False, highlight=False)
+        if replay is not None:
+            for name, (a, b) in replay.source_drift.items():
+                out.print(f"source {name} changed since the run ({a} -> {b})", markup=False)
+            for r in replay.results:
+                word = "match" if r.ok else "DIFFERS"
+                out.print(f"  {word:<8} {r.model}" + (f"  ({r.note})" if r.note else ""),
+                          markup=False)
+    if replay is not None and not data["replay"]["ok"]:
+        sys.exit(1)
+
+
+@cli.command(name="verify")
+@click.argument("run_id")
+@warehouse_option
+@json_option
+@handled
+def verify_cmd(run_id: str, warehouse: str, as_json: bool) -> None:
+    """Recompute each snapshot's content hash of RUN_ID and compare with the record."""
+    wh = Warehouse.open(warehouse, read_only=True, create=False)
+    try:
+        results = ops.verify(wh, run_id)
+    finally:
+        wh.close()
+    if as_json:
+        print_json({"run_id": run_id, "ok": True, "snapshots": [r.__dict__ for r in results]})
+    else:
+        for r in results:
+            console().print(f"  ok  {r.model:<32} {r.snapshot} ({r.rows} rows)", markup=False)
+        console().print(f"verified {len(results)} snapshots of run {run_id}", markup=False)
+
+
+@cli.command(name="rollback")
+@click.argument("run_id")
+@warehouse_option
+@click.option("--branch", default=None, help="Branch to repoint (default: the run's).")
+@json_option
+@handled
+def rollback_cmd(run_id: str, warehouse: str, branch: str | None, as_json: bool) -> None:
+    """Repoint the branch's live views to RUN_ID's snapshots (drops nothing)."""
+    wh = Warehouse.open(warehouse, create=False)
+    try:
+        entry = ops.rollback(wh, run_id, branch)
+    finally:
+        wh.close()
+    if as_json:
+        print_json(_public(entry))
+    else:
+        console().print(f"rolled back {entry.branch} to run {entry.id}: "
+                        f"{len(entry.snapshots)} views repointed", markup=False)
+
+
+@cli.group(name="branch")
+def branch_group() -> None:
+    """Zero-copy branches: a schema of live views each."""
+
+
+@branch_group.command(name="create")
+@click.argument("name")
+@click.option("--from", "source", default=MAIN_BRANCH, show_default=True,
+              help="Branch to copy the views of.")
+@warehouse_option
+@json_option
+@handled
+def branch_create(name: str, source: str, warehouse: str, as_json: bool) -> None:
+    """Create branch NAME from another branch's live views (no data is copied)."""
+    wh = Warehouse.open(warehouse, create=False)
+    try:
+        entry = create_branch(wh, name, source)
+    finally:
+        wh.close()
+    if as_json:
+        print_json({"branch": name, "from": source, "views": entry.snapshots})
+    else:
+        console().print(f"created branch {name} from {source} ({len(entry.snapshots)} views)",
+                        markup=False)
+
+
+@branch_group.command(name="list")
+@warehouse_option
+@json_option
+@handled
+def branch_list(warehouse: str, as_json: bool) -> None:
+    """List branches."""
+    wh = Warehouse.open(warehouse, read_only=True, create=False)
+    try:
+        items = list_branches(wh)
+    finally:
+        wh.close()
+    if as_json:
+        print_json(items)
+    else:
+        for b in items:
+            origin = f" (from {b['from_branch']})" if b["from_branch"] else ""
+            console().print(f"{b['name']}{origin}: {b['views']} views", markup=False)

@@ -1,0 +1,102 @@
+"""Content fingerprints (SPEC §3.2): code, source data, snapshot content, run ids.
+
+Hashes are SHA-256 (never CRC32). Row content is an order-independent aggregate of
+a per-row hash (count, sum, xor) computed by the engine, so no row is pulled into
+Python; the three parts add up, which lets layered snapshots derive their hash
+from their layers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dialects import duckdb as duck
+from strata.plan import Plan, RelationRef
+from strata.semantics.module import Module
+from strata.sqlgen.build import model_query
+from strata.sqlgen.names import table
+
+
+def sha(*parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(json.dumps(part, sort_keys=True, default=str).encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class RowHash:
+    """count, sum and xor of per-row hashes; `digest` adds the schema."""
+
+    count: int
+    total: int
+    xor: int
+
+    def plus(self, other: "RowHash") -> "RowHash":
+        return RowHash(self.count + other.count, self.total + other.total, self.xor ^ other.xor)
+
+    def minus(self, other: "RowHash") -> "RowHash":
+        return RowHash(self.count - other.count, self.total - other.total, self.xor ^ other.xor)
+
+    def digest(self, schema: list[tuple[str, str]]) -> str:
+        return sha("rows", schema, self.count, str(self.total), str(self.xor))[:32]
+
+
+EMPTY = RowHash(0, 0, 0)
+
+
+def row_hash(con, relation_sql: str, columns: list[str], where: str | None = None) -> RowHash:
+    """The row-hash aggregate of `relation_sql` (a FROM item), optionally filtered."""
+    query = f"SELECT {duck.row_hash_aggregate(columns)} FROM {relation_sql}"
+    if where:
+        query += f" WHERE {where}"
+    count, total, xor = con.execute(query).fetchone()
+    return RowHash(int(count), int(total), int(xor))
+
+
+def describe(con, relation_sql: str) -> list[tuple[str, str]]:
+    """(column, engine type) of a relation, without reading its rows."""
+    rows = con.execute(f"DESCRIBE SELECT * FROM {relation_sql}").fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+# ---------------------------------------------------------------- code
+def _canonical_relation(ref: RelationRef, alias: str | None) -> exp.Expression:
+    return table("__" + ref.kind, ref.name, alias=alias)
+
+
+def model_code(plan: Plan) -> str:
+    """The normalized compiled tree of one model (relations by logical name)."""
+    tree = model_query(plan, _canonical_relation).sql(dialect="duckdb")
+    extra = {
+        "incremental": plan.incremental.__dict__ if plan.incremental else None,
+        "pins": [p.describe() for p in plan.pins],
+    }
+    return tree + "\n" + json.dumps(extra, sort_keys=True, default=str)
+
+
+def code_fingerprints(module: Module, names: list[str] | None = None) -> dict[str, str]:
+    """Transitive code fingerprints: a model's tree plus its sources' declarations plus
+    its upstream models' fingerprints."""
+    fps: dict[str, str] = {}
+    wanted = module.upstream(names) if names is not None else set(module.order)
+    for name in module.order:
+        if name not in wanted:
+            continue
+        info = module.models[name]
+        sources = {s: [(c, str(t)) for c, t in module.sources[s].columns]
+                   for s in sorted(info.sources_read)}
+        upstream = {m: fps[m] for m in sorted(info.models_read)}
+        fps[name] = sha("model", name, model_code(info.plan), sources, upstream)[:32]
+    return fps
+
+
+def run_id(branch: str, selection: list[str], code_fps: dict[str, str],
+           source_fps: dict[str, str], previous: dict[str, str], extra=None) -> str:
+    """Same data + same selection = same id."""
+    return sha("run", branch, sorted(selection), code_fps, source_fps, previous, extra)[:12]

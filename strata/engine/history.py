@@ -1,0 +1,166 @@
+"""The append-only run history and the snapshot registry, as plain data."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from strata.diagnostics import fail
+from strata.engine.warehouse import Warehouse, dumps, internal
+
+
+@dataclass
+class HistoryEntry:
+    id: str
+    kind: str  # run | backfill | rollback | stage | branch | gc
+    branch: str
+    started_at: str
+    finished_at: str | None = None
+    models: list[str] = field(default_factory=list)
+    overrides: dict[str, str] = field(default_factory=dict)
+    source_fingerprints: dict[str, str] = field(default_factory=dict)
+    code_fingerprints: dict[str, str] = field(default_factory=dict)
+    snapshots: dict[str, str] = field(default_factory=dict)
+    rebuilt: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    backfill_of: str | None = None
+    reason: str | None = None
+    module: str | None = None
+    details: dict = field(default_factory=dict)  # per-model paths, checks, gc lists ...
+    seq: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def append(wh: Warehouse, entry: HistoryEntry) -> HistoryEntry:
+    """Append an entry (inside the caller's transaction when there is one)."""
+    row = wh.execute(f"SELECT coalesce(max(seq), 0) + 1 FROM {internal('history')}").fetchone()
+    entry.seq = int(row[0])
+    wh.execute(f"INSERT INTO {internal('history')} VALUES (?, ?, ?, ?, ?, ?)",
+               [entry.seq, entry.id, entry.kind, entry.branch, entry.started_at,
+                dumps(entry.to_json())])
+    return entry
+
+
+def _load(row) -> HistoryEntry:
+    data = json.loads(row[0])
+    data["seq"] = row[1]
+    known = HistoryEntry.__dataclass_fields__
+    return HistoryEntry(**{k: v for k, v in data.items() if k in known})
+
+
+def entries(wh: Warehouse, branch: str | None = None) -> list[HistoryEntry]:
+    """Newest first."""
+    if not wh.has_internal():
+        return []
+    sql = f"SELECT entry, seq FROM {internal('history')}"
+    params: list = []
+    if branch is not None:
+        sql += " WHERE branch = ?"
+        params.append(branch)
+    sql += " ORDER BY seq DESC"
+    return [_load(r) for r in wh.execute(sql, params).fetchall()]
+
+
+def find(wh: Warehouse, run_id: str) -> HistoryEntry:
+    """The newest entry with this id (or a unique prefix of at least 4 characters)."""
+    if not wh.has_internal():
+        raise fail("E073", f"unknown run id `{run_id}`: the warehouse has no history yet")
+    rows = wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE id = ? "
+                      "ORDER BY seq DESC LIMIT 1", [run_id]).fetchall()
+    if not rows and len(run_id) >= 4:
+        rows = wh.execute(f"SELECT entry, seq, id FROM {internal('history')} "
+                          "WHERE starts_with(id, ?) ORDER BY seq DESC", [run_id]).fetchall()
+        if len({r[2] for r in rows}) > 1:
+            raise fail("E073", f"run id prefix `{run_id}` is ambiguous", None,
+                       "give more characters")
+    if not rows:
+        raise fail("E073", f"unknown run id `{run_id}`", None,
+                   "`strata history -o WAREHOUSE` lists the runs")
+    return _load(rows[0])
+
+
+def last_with_snapshots(wh: Warehouse, branch: str) -> HistoryEntry | None:
+    """The staleness base: the newest run or backfill on the branch that published
+    snapshots (stage-only runs and rollbacks never serve); else what the branch was
+    created from."""
+    for entry in entries(wh, branch):
+        if entry.kind in ("run", "backfill", "branch") and entry.snapshots:
+            return entry
+    return None
+
+
+# ---------------------------------------------------------------- snapshot registry
+@dataclass
+class SnapshotRecord:
+    name: str
+    model: str
+    run_id: str
+    kind: str  # table | layered
+    content_hash: str
+    row_count: int
+    hash_sum: str
+    hash_xor: str
+    columns: list[list[str]]  # [name, engine type]
+    code_fp: str
+    parts: dict  # layered: {"strategy", "keys", "base", "layers": [...], "layer_rows": [...]}
+    created_at: str
+    collected_at: str | None = None
+    collected_by: str | None = None
+
+    @property
+    def tables(self) -> list[str]:
+        """Every immutable table this snapshot reads."""
+        if self.kind == "layered":
+            return [self.parts["base"], *self.parts["layers"]]
+        return [self.name]
+
+
+_COLUMNS = ("name, model, run_id, kind, content_hash, row_count, hash_sum, hash_xor, columns, "
+            "code_fp, parts, created_at, collected_at, collected_by")
+
+
+def _record(row) -> SnapshotRecord:
+    values = list(row)
+    values[8] = json.loads(values[8])
+    values[10] = json.loads(values[10])
+    values[11] = str(values[11])
+    values[12] = str(values[12]) if values[12] is not None else None
+    return SnapshotRecord(*values)
+
+
+def register(wh: Warehouse, rec: SnapshotRecord) -> None:
+    wh.execute(f"INSERT INTO {internal('snapshots')} ({_COLUMNS}) VALUES "
+               "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               [rec.name, rec.model, rec.run_id, rec.kind, rec.content_hash, rec.row_count,
+                rec.hash_sum, rec.hash_xor, dumps(rec.columns), rec.code_fp, dumps(rec.parts),
+                rec.created_at, rec.collected_at, rec.collected_by])
+
+
+def snapshot(wh: Warehouse, name: str) -> SnapshotRecord | None:
+    if not wh.has_internal():
+        return None
+    row = wh.execute(f"SELECT {_COLUMNS} FROM {internal('snapshots')} WHERE name = ?",
+                     [name]).fetchone()
+    return _record(row) if row else None
+
+
+def snapshots(wh: Warehouse, model: str | None = None) -> list[SnapshotRecord]:
+    sql = f"SELECT {_COLUMNS} FROM {internal('snapshots')}"
+    params: list = []
+    if model is not None:
+        sql += " WHERE model = ?"
+        params.append(model)
+    return [_record(r) for r in wh.execute(sql + " ORDER BY created_at DESC, name",
+                                           params).fetchall()]
+
+
+def same_content(wh: Warehouse, model: str, content_hash: str,
+                 exclude: str | None = None) -> SnapshotRecord | None:
+    """An existing, uncollected snapshot of `model` with this content (identity reuse)."""
+    row = wh.execute(f"SELECT {_COLUMNS} FROM {internal('snapshots')} WHERE model = ? AND "
+                     "content_hash = ? AND collected_at IS NULL AND name != ? "
+                     "ORDER BY created_at DESC LIMIT 1",
+                     [model, content_hash, exclude or ""]).fetchone()
+    return _record(row) if row else None

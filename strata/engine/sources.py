@@ -1,0 +1,120 @@
+"""Sources at run time: which table (or file) each one reads, through overrides;
+their contract checked before anything is written; their data fingerprinted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+from sqlglot import exp
+
+from dialects import duckdb as duck
+from strata.diagnostics import did_you_mean, fail
+from strata.engine.fingerprints import RowHash, describe, row_hash, sha
+from strata.semantics.checks import types_fit
+from strata.semantics.module import Module, SourceInfo
+from strata.semantics.types import Type
+from strata.sqlgen.names import table
+
+
+@dataclass(frozen=True)
+class SourceBinding:
+    name: str
+    relation: exp.Expression  # FROM item, without alias
+    shown: str  # what the user reads in messages: a table name or a file path
+    override: str | None
+
+
+def parse_overrides(values: list[str] | tuple[str, ...], module: Module,
+                    code: str = "E078", flag: str = "--override") -> dict[str, str]:
+    """`s=t` pairs → {source: table}. Malformed pairs and unknown sources are coded errors."""
+    out: dict[str, str] = {}
+    for raw in values:
+        parts = raw.split("=")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise fail(code, f"malformed {flag} `{raw}`", None,
+                       f"write {flag} source=table, e.g. {flag} orders=orders_fixed")
+        source, target = parts[0].strip(), parts[1].strip()
+        if source not in module.sources:
+            raise fail(code, f"{flag} names unknown source `{source}`", None,
+                       did_you_mean(source, module.sources) or
+                       f"sources: {', '.join(module.sources) or '(none)'}")
+        out[source] = target
+    return out
+
+
+def bind_source(src: SourceInfo, override: str | None) -> SourceBinding:
+    if override is not None:
+        parts = override.split(".")
+        return SourceBinding(src.name, table(*parts), override, override)
+    if src.file is not None:
+        path = str(src.file)
+        if path.lower().endswith((".parquet", ".pq")):
+            relation = duck.DIALECT.file_source(path, src.name)
+        else:
+            types = {n: t.to_sqlglot().sql("duckdb") for n, t in src.columns
+                     if t.kind != "list"}
+            relation = duck.csv_reader(path, types)
+        return SourceBinding(src.name, relation, path, None)
+    return SourceBinding(src.name, table(*src.physical), ".".join(src.physical), None)
+
+
+def relation_sql(binding: SourceBinding) -> str:
+    return binding.relation.sql(dialect="duckdb")
+
+
+def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[str, str]]:
+    """The source's real schema, after checking it holds every declared column with a
+    fitting type (E071 missing table/file, E072 missing or mistyped column)."""
+    if src.file is not None and binding.override is None and not src.file.exists():
+        raise fail("E071", f"source `{src.name}`: file `{binding.shown}` does not exist",
+                   src.decl.span, "fix the path; it is relative to the declaring .strata file")
+    try:
+        schema = describe(con, relation_sql(binding))
+    except duckdb.CatalogException:
+        raise fail("E071", f"source `{src.name}`: table `{binding.shown}` does not exist in "
+                   "the warehouse", src.decl.span,
+                   "load it first, or point the source elsewhere with "
+                   f"--override {src.name}=<table>") from None
+    except duckdb.Error as err:
+        raise fail("E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
+                   f"{_first_line(err)}", src.decl.span) from None
+    real = {name: engine for name, engine in schema}
+    problems = []
+    for name, declared in src.columns:
+        if name not in real:
+            problems.append(f"column `{name}` is missing")
+            continue
+        if not _fits(declared, real[name]):
+            problems.append(f"column `{name}` is {real[name]}, declared {declared}")
+    if problems:
+        raise fail("E072", f"source `{src.name}` (`{binding.shown}`) does not match its "
+                   f"declaration: {'; '.join(problems)}", src.decl.span,
+                   did_you_mean(problems[0].split('`')[1], real) if
+                   "missing" in problems[0] else "fix the data or the declared type")
+    return schema
+
+
+def _fits(declared: Type, engine_type: str) -> bool:
+    kind = duck.type_kind(engine_type)
+    if declared.kind == "list":
+        return kind.startswith("list<") and _fits(declared.element, engine_type[:-2])
+    if declared.kind == "double" and kind in ("int", "decimal"):
+        return True
+    if declared.kind == "decimal" and kind == "int":
+        return True
+    if declared.kind == "timestamp" and kind == "date":
+        return False
+    return types_fit(declared, Type(kind)) if not kind.startswith("other") else False
+
+
+def fingerprint(con, src: SourceInfo, binding: SourceBinding,
+                schema: list[tuple[str, str]]) -> str:
+    """Schema + order-independent row hash of the table actually read."""
+    declared = [n for n, _ in src.columns]
+    rows: RowHash = row_hash(con, relation_sql(binding), declared)
+    return rows.digest([(n, t) for n, t in schema if n in set(declared)])
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

@@ -1,0 +1,53 @@
+"""`run --only-stale`: which models are stale, source by source, against the last
+run with snapshots on the branch (SPEC §3.4 and the delivery note)."""
+
+from __future__ import annotations
+
+from strata.engine import history as H
+from strata.engine.warehouse import Warehouse
+from strata.semantics.module import Module
+
+
+def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
+                 source_fps: dict[str, str], base: H.HistoryEntry | None,
+                 live: dict[str, str], wh: Warehouse) -> dict[str, str]:
+    """model -> why it must be rebuilt. Empty means nothing to do."""
+    if base is None:
+        return {m: "never built on this branch" for m in closure}
+    changed = {s for s, fp in source_fps.items() if base.source_fingerprints.get(s) != fp}
+    reasons: dict[str, str] = {}
+    for name in closure:
+        reason = None
+        if name not in base.snapshots:
+            reason = "not in the last run"
+        elif base.code_fingerprints.get(name) != code_fps[name]:
+            reason = "code changed"
+        else:
+            hit = sorted(module.sources_upstream(name) & changed)
+            if hit:
+                reason = f"source `{hit[0]}` changed"
+            elif live.get(name) != base.snapshots[name]:
+                reason = "live view differs from the last run"
+            else:
+                record = H.snapshot(wh, base.snapshots[name])
+                if record is None or record.collected_at is not None:
+                    reason = "its last snapshot was collected"
+        if reason:
+            reasons[name] = reason
+    return reasons
+
+
+def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
+                 base: H.HistoryEntry | None, live: dict[str, str]) -> dict[str, str]:
+    """What `strata plan` can tell without reading data: code, presence, live views."""
+    out = {}
+    for name in models:
+        if base is None or name not in base.snapshots:
+            out[name] = "not yet built"
+        elif base.code_fingerprints.get(name) != code_fps[name]:
+            out[name] = "code changed"
+        elif live.get(name) != base.snapshots[name]:
+            out[name] = "live view differs from the last run"
+        else:
+            out[name] = "up to date (code)"
+    return out

@@ -1,0 +1,208 @@
+"""The warehouse file: one DuckDB database holding snapshots, live views, the
+snapshot registry and the append-only history.
+
+Layout (SPEC §3.1):
+  strata_internal.snap_<run>_<model>   immutable snapshot (a table, or a view over
+                                       immutable base/layer tables when layered)
+  strata_internal.layer_<run>_<model>  an incremental delta layer (immutable)
+  <branch>.v_<model>                   live view: SELECT * FROM <snapshot>
+  strata_internal.history / snapshots / branches / meta   bookkeeping
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+from sqlglot import exp
+
+from strata.diagnostics import fail
+from strata.sqlgen.names import ident
+
+INTERNAL = "strata_internal"
+MAIN_BRANCH = "main"
+SCHEMA_VERSION = 1
+
+_SETUP = [
+    f"CREATE SCHEMA IF NOT EXISTS {INTERNAL}",
+    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.meta (key TEXT PRIMARY KEY, value TEXT)""",
+    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.history (
+        seq BIGINT PRIMARY KEY, id TEXT NOT NULL, kind TEXT NOT NULL, branch TEXT NOT NULL,
+        started_at TIMESTAMP NOT NULL, entry TEXT NOT NULL)""",
+    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.snapshots (
+        name TEXT PRIMARY KEY, model TEXT NOT NULL, run_id TEXT NOT NULL, kind TEXT NOT NULL,
+        content_hash TEXT NOT NULL, row_count BIGINT NOT NULL, hash_sum TEXT NOT NULL,
+        hash_xor TEXT NOT NULL, columns TEXT NOT NULL, code_fp TEXT NOT NULL,
+        parts TEXT NOT NULL, created_at TIMESTAMP NOT NULL,
+        collected_at TIMESTAMP, collected_by TEXT)""",
+    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.branches (
+        name TEXT PRIMARY KEY, schema_name TEXT NOT NULL, created_at TIMESTAMP NOT NULL,
+        from_branch TEXT, from_seq BIGINT)""",
+]
+
+
+def q(*parts: str) -> str:
+    """A quoted dotted name, for the few statements written as text (internal names)."""
+    return ".".join(ident(p).sql(dialect="duckdb") for p in parts)
+
+
+def internal(name: str) -> str:
+    return q(INTERNAL, name)
+
+
+def crash_point(step: str) -> None:
+    """Tests kill the process at a named step: STRATA_CRASH_AT=step (or step:model)."""
+    target = os.environ.get("STRATA_CRASH_AT")
+    if target and target == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass
+class Warehouse:
+    path: str
+    con: duckdb.DuckDBPyConnection
+    read_only: bool = False
+
+    # ------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str, read_only: bool = False, create: bool = True,
+             lock_timeout: float | None = None) -> "Warehouse":
+        """Open (and create) the warehouse. Another process holding it is E075
+        after waiting up to `lock_timeout` seconds (STRATA_LOCK_TIMEOUT, default 10)."""
+        target = Path(path)
+        if not create and not target.exists():
+            raise fail("E070", f"no warehouse at `{path}`", None,
+                       "run `strata run MODULE -o " + path + "` first")
+        if target.parent and not target.parent.exists():
+            raise fail("E070", f"cannot create the warehouse `{path}`: the folder "
+                       f"`{target.parent}` does not exist")
+        if target.exists() and target.is_dir():
+            raise fail("E070", f"`{path}` is a directory, not a warehouse file")
+        timeout = lock_timeout if lock_timeout is not None else float(
+            os.environ.get("STRATA_LOCK_TIMEOUT", "10"))
+        deadline = time.monotonic() + timeout
+        said = False
+        while True:
+            try:
+                con = duckdb.connect(str(target), read_only=read_only and target.exists())
+                con.execute("SET enable_progress_bar = false")
+                break
+            except duckdb.IOException as err:
+                message = str(err)
+                if "lock" not in message.lower():
+                    raise fail("E070", f"cannot open the warehouse `{path}`: {message}") from None
+                if time.monotonic() >= deadline:
+                    holder = _lock_holder(message)
+                    raise fail("E075", f"the warehouse `{path}` is in use by another process"
+                               + (f" ({holder})" if holder else ""), None,
+                               "wait for it to finish, or raise STRATA_LOCK_TIMEOUT "
+                               "(seconds) to wait longer") from None
+                if not said:
+                    import sys
+                    print(f"waiting for the warehouse lock on {path} (up to {timeout:g} s)...",
+                          file=sys.stderr)
+                    said = True
+                time.sleep(0.2)
+            except duckdb.Error as err:
+                raise fail("E070", f"cannot open the warehouse `{path}`: {err}", None,
+                           "is it a DuckDB database file?") from None
+        wh = cls(str(target), con, read_only)
+        if not wh.read_only:
+            wh._setup()
+        else:
+            wh._check_version()
+        return wh
+
+    def _setup(self) -> None:
+        if self.has_internal():  # set up already: read, write nothing
+            self._check_version()
+            return
+        try:
+            with self.transaction():  # all of it or nothing, should we be killed here
+                for statement in _SETUP:
+                    self.con.execute(statement)
+                self.con.execute(f"INSERT OR REPLACE INTO {internal('meta')} VALUES "
+                                 "('schema_version', ?)", [str(SCHEMA_VERSION)])
+                self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {q(MAIN_BRANCH)}")
+        except duckdb.Error as err:
+            raise fail("E070", f"cannot prepare the warehouse `{self.path}`: {err}") from None
+
+    def _check_version(self) -> None:
+        try:
+            row = self.con.execute(
+                f"SELECT value FROM {internal('meta')} WHERE key = 'schema_version'").fetchone()
+        except duckdb.CatalogException:
+            return  # a fresh file; read-only callers see no history
+        if row is not None and int(row[0]) != SCHEMA_VERSION:
+            raise fail("E083", f"the warehouse `{self.path}` has layout version {row[0]}; this "
+                       f"strata reads version {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.con.close()
+
+    # ------------------------------------------------------------ helpers
+    def sql(self, tree: exp.Expression) -> str:
+        return tree.sql(dialect="duckdb")
+
+    def execute(self, statement: str, params: list | None = None):
+        return self.con.execute(statement, params or [])
+
+    @contextmanager
+    def transaction(self):
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    def has_internal(self) -> bool:
+        row = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'history'",
+            [INTERNAL]).fetchone()
+        return bool(row[0])
+
+    def internal_objects(self) -> dict[str, str]:
+        """name -> 'table' | 'view' for every object in the internal schema."""
+        out = {r[0]: "table" for r in self.con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = ?", [INTERNAL]).fetchall()}
+        out.update({r[0]: "view" for r in self.con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = ? AND NOT internal",
+            [INTERNAL]).fetchall()})
+        return out
+
+    def table_exists(self, schema: str, name: str) -> bool:
+        row = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
+            [schema, name]).fetchone()
+        row2 = self.con.execute(
+            "SELECT count(*) FROM duckdb_views() WHERE schema_name = ? AND view_name = ?",
+            [schema, name]).fetchone()
+        return bool(row[0] or row2[0])
+
+    def drop(self, name: str) -> None:
+        """Drop an unreferenced internal object (a leftover or a collected snapshot)."""
+        kind = self.internal_objects().get(name)
+        if kind == "view":
+            self.con.execute(f"DROP VIEW IF EXISTS {internal(name)}")
+        elif kind == "table":
+            self.con.execute(f"DROP TABLE IF EXISTS {internal(name)}")
+
+
+def _lock_holder(message: str) -> str | None:
+    marker = "PID"
+    if marker in message:
+        tail = message[message.index(marker):].split(")")[0]
+        return tail.strip()
+    return None
+
+
+def dumps(value) -> str:
+    return json.dumps(value, sort_keys=True, default=str)

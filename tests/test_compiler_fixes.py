@@ -59,3 +59,25 @@ model m { from read_csv }
         con = duckdb.connect()
         (stmt,) = compile_statements(module, "duckdb")
         assert con.sql(stmt.sql).fetchall() == [(1, 5), (2, 7)]
+
+
+class TestSparkCsvSources:
+    """Spark's csv.`path` has no header option: the header row becomes data and the
+    columns `_c0, _c1, ...`, so `orders.id` cannot bind. CSV sources read the table
+    named after the source; Parquet (self-describing) is still read in place."""
+
+    TEXT = """
+source orders = file 'orders.csv' { id: int, amount: int }
+source items = file 'items.parquet' { id: int }
+model m { from orders as o; join items on id = items.id }
+"""
+
+    def test_csv_reads_the_source_table_parquet_the_file(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)
+        module = _module(tmp_path, self.TEXT)
+        (stmt,) = compile_statements(module, "spark")
+        tree = sqlglot.parse_one(stmt.sql, read="spark")
+        tables = {(t.db, t.name, t.alias) for t in tree.find_all(exp.Table)}
+        assert ("", "orders", "o") in tables
+        assert ("parquet", "items.parquet", "items") in tables
+        assert "csv." not in stmt.sql

@@ -8,7 +8,7 @@ WITH base AS (
     products.weight_kg,
     products.active,
     products.launched_on
-  FROM csv.`examples/shop/data/products.csv` AS products
+  FROM products
   WHERE
     products.active
 ), combined AS (

@@ -7,7 +7,7 @@ WITH base AS (
     o.channel,
     o.order_date,
     o.updated_at
-  FROM csv.`examples/shop/data/orders.csv` AS o
+  FROM orders AS o
   WHERE
     o.status <> 'test' AND NOT o.customer_id IS NULL
 )
@@ -29,7 +29,7 @@ WITH base AS (
     o.channel,
     o.order_date,
     o.updated_at
-  FROM csv.`examples/shop/data/orders.csv` AS o
+  FROM orders AS o
   WHERE
     o.status <> 'test' AND NOT o.customer_id IS NULL AND o.updated_at > :watermark
 ), __delta AS (

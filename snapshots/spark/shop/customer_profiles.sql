@@ -9,7 +9,7 @@ WITH base AS (
     customers.updated_at,
     LOWER(TRIM(customers.email)) AS email_norm,
     COALESCE(customers.updated_at, CAST(customers.signup_date AS TIMESTAMP)) AS changed_at
-  FROM csv.`examples/shop/data/customers.csv` AS customers
+  FROM customers
 )
 SELECT
   base.id AS customer_id,
@@ -31,7 +31,7 @@ WITH base AS (
     customers.updated_at,
     LOWER(TRIM(customers.email)) AS email_norm,
     COALESCE(customers.updated_at, CAST(customers.signup_date AS TIMESTAMP)) AS changed_at
-  FROM csv.`examples/shop/data/customers.csv` AS customers
+  FROM customers
   WHERE
     COALESCE(customers.updated_at, CAST(customers.signup_date AS TIMESTAMP)) > :watermark
 ), __delta AS (

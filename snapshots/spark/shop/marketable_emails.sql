@@ -25,7 +25,7 @@ WITH base AS (
   EXCEPT
   SELECT
     email
-  FROM csv.`examples/shop/data/unsubscribes.csv`
+  FROM unsubscribes
 )
 SELECT
   combined_2.email

@@ -7,7 +7,7 @@ WITH base AS (
     orders.channel,
     orders.order_date,
     orders.updated_at
-  FROM csv.`examples/shop/data/orders.csv` AS orders
+  FROM orders
   WHERE
     orders.status <> 'test'
 ), combined AS (
@@ -23,7 +23,7 @@ WITH base AS (
     customer_id,
     status,
     order_date
-  FROM csv.`examples/shop/data/orders_archive.csv`
+  FROM orders_archive
 )
 SELECT
   combined.id,

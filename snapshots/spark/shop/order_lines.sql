@@ -25,7 +25,7 @@ SELECT
   base.tags,
   base.updated_at
 FROM base
-LEFT JOIN csv.`examples/shop/data/products.csv` AS p
+LEFT JOIN products AS p
   ON base.product_id = p.id;
 
 -- model order_lines (incremental: upsert, full-then-filter)
@@ -55,7 +55,7 @@ WITH base AS (
     base.tags,
     base.updated_at
   FROM base
-  LEFT JOIN csv.`examples/shop/data/products.csv` AS p
+  LEFT JOIN products AS p
     ON base.product_id = p.id
 ), __delta AS (
   SELECT

@@ -7,7 +7,7 @@ WITH base AS (
     orders.channel,
     orders.order_date,
     orders.updated_at
-  FROM csv.`examples/shop/data/orders.csv` AS orders
+  FROM orders
   WHERE
     orders.status <> 'test'
 )
@@ -28,7 +28,7 @@ WITH base AS (
     orders.channel,
     orders.order_date,
     orders.updated_at
-  FROM csv.`examples/shop/data/orders.csv` AS orders
+  FROM orders
   WHERE
     orders.status <> 'test' AND orders.order_date > :watermark
 ), __delta AS (

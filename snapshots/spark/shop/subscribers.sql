@@ -4,7 +4,7 @@ WITH base AS (
     newsletter.email,
     newsletter.subscribed_at,
     newsletter.confirmed
-  FROM csv.`examples/shop/data/newsletter.csv` AS newsletter
+  FROM newsletter
   WHERE
     newsletter.confirmed
 )

@@ -27,7 +27,10 @@ def model_tree(module: Module, model: str, dialect: str = "duckdb") -> exp.Selec
     import dialects
     from strata.sqlgen.build import model_query
 
+    from strata.compiler import select_models
+
     require_ok(module)
+    select_models(module, [model])  # E079 for an unknown model
     return model_query(module.plan(model), compile_relations(module, dialects.get(dialect)))
 
 

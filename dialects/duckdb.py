@@ -59,4 +59,5 @@ def csv_reader(path: str, types: dict[str, str]) -> exp.Expression:
             exp.PropertyEQ(this=exp.Literal.string(name), expression=exp.Literal.string(t))
             for name, t in types.items()])
         args.append(exp.PropertyEQ(this=exp.to_identifier("types"), expression=struct))
-    return exp.Anonymous(this="read_csv", expressions=args)
+    # a Table around the call, as in file_source, so it can take the model's alias
+    return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))

@@ -81,3 +81,15 @@ model m { from orders as o; join items on id = items.id }
         assert ("", "orders", "o") in tables
         assert ("parquet", "items.parquet", "items") in tables
         assert "csv." not in stmt.sql
+
+
+def test_typed_csv_reader_takes_an_alias(tmp_path):
+    """The engine reads CSV through duckdb.csv_reader (declared types forced); like
+    file_source it must be a FROM item that can carry the model's alias."""
+    from dialects import duckdb as duck
+
+    (tmp_path / "o.csv").write_text("id,amount\n1,5\n")
+    node = duck.csv_reader(str(tmp_path / "o.csv"), {"id": "BIGINT", "amount": "BIGINT"})
+    node.set("alias", exp.TableAlias(this=exp.to_identifier("o")))
+    query = exp.select("o.id", "o.amount").from_(node)
+    assert duckdb.connect().sql(query.sql("duckdb")).fetchall() == [(1, 5)]

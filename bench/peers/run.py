@@ -637,9 +637,13 @@ def strata_note(out: str) -> str:
     if data.get("status") == "up_to_date":
         return "up to date"
     rebuilt, reused = data.get("rebuilt"), data.get("reused")
+    note = ""
     if isinstance(rebuilt, list) and isinstance(reused, list):
-        return f"rebuilt {len(rebuilt)}, reused {len(reused)}"
-    return ""
+        note = f"rebuilt {len(rebuilt)}, reused {len(reused)}"
+    for m in data.get("models") or []:  # how incremental models were merged
+        if isinstance(m, dict) and m.get("delta_rows") is not None:
+            note += f"; {m.get('model')}: {m.get('path')}, delta {m.get('delta_rows'):,} rows"
+    return note
 
 
 # ------------------------------------------------------------------------- report

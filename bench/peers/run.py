@@ -416,6 +416,7 @@ class Bench:
         self.rows: list[Row] = []
         self.reps = args.reps
         self.projects: set[Path] = set()
+        self.commit = strata_commit()
 
     # -- helpers
     def row(self, key: str, title: str) -> Row:
@@ -700,6 +701,19 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}"
 
 
+def strata_commit() -> str:
+    """The repo commit the editable Strata was measured at (+ 'dirty' if edited)."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
+                                "--", "strata", "dialects"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + (" with uncommitted changes in strata/ or dialects/" if dirty else "")
+
+
 def versions() -> dict:
     p = VENVS / "versions.json"
     return json.loads(p.read_text()) if p.exists() else {}
@@ -726,7 +740,8 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
     if v:
         lines.append(
             "- Versions: dbt-core {dc} + dbt-duckdb {dd}; SQLMesh {sm}; Strata {st} "
-            "(sqlglot {sg}); DuckDB {du} in every venv; Python {py}.".format(
+            "at commit {sc} (sqlglot {sg}); DuckDB {du} in every venv; Python {py}.".format(
+                sc=bench.commit,
                 dc=v["dbt"].get("dbt-core"), dd=v["dbt"].get("dbt-duckdb"),
                 sm=v["sqlmesh"].get("sqlmesh"), st=v["strata"].get("strata"),
                 sg=v["strata"].get("sqlglot"), du=v["strata"].get("duckdb"),
@@ -765,7 +780,7 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
     out_md.write_text("\n".join(lines) + "\n")
     data = {
         "started": started.isoformat(), "elapsed_s": elapsed, "argv": args.argv,
-        "machine": machine(), "versions": v, "reps": bench.reps,
+        "machine": machine(), "versions": v, "reps": bench.reps, "strata_commit": bench.commit,
         "rows": [{"key": r.key, "title": r.title, "commands": r.commands,
                   "cells": {t: asdict(c) for t, c in r.cells.items()}} for r in bench.rows],
     }

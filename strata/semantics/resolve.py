@@ -251,32 +251,60 @@ class Resolver:
                 if indegree[reader] == 0:
                     ready.append(reader)
         cyclic = [n for n in module.models if n not in order]
-        reported: set[str] = set()
-        for name in cyclic:
-            if name in reported:
-                continue
-            cycle = self._find_cycle(name)
-            reported.update(cycle)
-            info = module.models[name]
+        for cycle in self._cycles(cyclic):
+            info = module.models[cycle[0]]
             self.error("E013", "dependency cycle: " + " -> ".join(cycle + [cycle[0]]),
                        info.decl.name_span, "a model cannot read, directly or not, itself")
         return [n for n in order if n not in broken]
 
-    def _find_cycle(self, start: str) -> list[str]:
-        path, seen = [start], {start}
-        node = start
-        while True:
-            nxt = next((m for m in self.module.models[node].models_read
-                        if m in self.module.models and m not in self.module.order), None)
-            nexts = [m for m in self.module.models[node].models_read if m in self.module.models]
-            nxt = next((m for m in nexts if m in seen), None) or (nexts[0] if nexts else None)
-            if nxt is None:
-                return path
-            if nxt in seen:
-                return path[path.index(nxt):]
-            path.append(nxt)
-            seen.add(nxt)
-            node = nxt
+    def _cycles(self, cyclic: list[str]) -> list[list[str]]:
+        """One cycle per group of models that read each other (in declaration order).
+
+        Models left out of the topological order either sit on a cycle or only read
+        one; the latter get no error of their own (their upstream's says it), and
+        each cycle is reported once, as a real path through its models."""
+        inside = set(cyclic)
+
+        def reads(name: str) -> list[str]:
+            return [m for m in self.module.models[name].models_read if m in inside]
+
+        reach: dict[str, set[str]] = {}
+
+        def reachable(name: str) -> set[str]:
+            if name not in reach:
+                seen: set[str] = set()
+                stack = reads(name)
+                while stack:
+                    m = stack.pop()
+                    if m not in seen:
+                        seen.add(m)
+                        stack.extend(reads(m))
+                reach[name] = seen
+            return reach[name]
+
+        done: set[str] = set()
+        cycles = []
+        for name in cyclic:
+            if name in done or name not in reachable(name):
+                continue
+            group = {m for m in reachable(name) if name in reachable(m)}
+            done |= group
+            # shortest way from `name` back to itself, inside its group (BFS)
+            parent: dict[str, str] = {}
+            queue = [name]
+            while queue and name not in parent:
+                node = queue.pop(0)
+                for m in reads(node):
+                    if m in group and m not in parent:
+                        parent[m] = node
+                        queue.append(m)
+            path = [name]
+            node = parent[name]
+            while node != name:
+                path.append(node)
+                node = parent[node]
+            cycles.append([path[0], *reversed(path[1:])])
+        return cycles
 
     # ------------------------------------------------------------ relations
     def relation_columns(self, name: str) -> tuple[RelationRef, list[tuple[str, T.Type]]]:

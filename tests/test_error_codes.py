@@ -61,6 +61,8 @@ class Case:
 # the first case of a code is its catalogue example.
 CASES = [
     Case("E001", "model m {\n  from orders\n  filter\n}\n", 4, 1, "}"),
+    # the lexer cuts the keyword `in` off `int` here; the caret covers the whole word
+    Case("E001", "source s { id int }\n", 1, 15, "int"),
     Case("E003", "model m {\n  from orders\n  filter status = 'x\n}\n", 3, 19, "'"),
     Case("E010", "model m { from ordrs }\n", 1, 11, "from ordrs"),
     Case("E011", "model m {\n  from orders\n  filter amont > 0\n}\n", 3, 10, "amont"),
@@ -280,6 +282,15 @@ def test_cli_codes_from_files_and_options(tmp_path: Path) -> None:
         result = _cli(args)
         assert result.exit_code == 1, (code, result.output)
         assert f"error[{code}]" in result.stderr, (code, result.output)
+
+
+def test_E001_hints_what_the_parser_could_take() -> None:
+    """Exact from the parser state, not LALR's merged look-aheads (which listed `(`,
+    `)`, `:`... after `from orders`)."""
+    [diag] = load_text("model m { from orders filter }\n").diagnostics
+    assert diag.hint == "expected `as`, `}`, a new line"
+    [diag] = load_text("model m {\n  from orders\n  filter\n}\n").diagnostics
+    assert diag.hint == "expected an expression"
 
 
 def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:

@@ -397,18 +397,50 @@ _EXPECT_WORDS = {
     "NAME": "a name", "QUOTED_NAME": "a quoted name", "STRING": "a string", "NUMBER": "a number",
     "INT": "a whole number", "_SEP": "a new line", "LBRACE": "`{`", "RBRACE": "`}`",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "COMMA": "`,`", "COLON": "`:`",
-    "EQ": "`=`", "DOT": "`.`", "$END": "end of file",
+    "EQ": "`=`", "DOT": "`.`", "$END": "end of file", "MINUS": "`-`", "PLUS": "`+`",
+    "STAR": "`*`", "SLASH": "`/`", "PERCENT": "`%`", "CONCAT": "`||`",
+    "CMP_OP": "a comparison", "ROWS_OP": "`>=`, `<=` or `=`",
 }
+# Where any expression may start, say so instead of listing its first tokens.
+_EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
+_EXPRESSION_TOKENS = _EXPRESSION_START | {"QUOTED_NAME", "LSQB", "MINUS", "NOT", "CASE", "CAST",
+                                          "EXTRACT", "TRUE", "FALSE", "NULL"}
 
 
 def _describe_expected(expected: set[str]) -> str:
-    words = sorted({_EXPECT_WORDS.get(e, f"`{e.lower()}`") for e in expected
-                    if not e.startswith("__")})
+    expected = set(expected)
+    prefix = []
+    if _EXPRESSION_START <= expected:
+        expected -= _EXPRESSION_TOKENS
+        prefix = ["an expression"]
+    words = prefix + sorted({_EXPECT_WORDS.get(e, f"`{e.lower()}`") for e in expected
+                             if not e.startswith("__")})
     if not words:
         return ""
     if len(words) > 8:
         words = words[:8] + ["..."]
     return "expected " + ", ".join(words)
+
+
+def _whole_word(text: str, tok: Token) -> str:
+    """The token's text, or the whole word it starts: after an unexpected token the
+    lexer may have cut a keyword off a longer name (`in` of `int`)."""
+    word = str(tok)
+    end = getattr(tok, "end_pos", None)
+    if word[-1:].isalnum() or word.endswith("_"):
+        while end is not None and end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            word += text[end]
+            end += 1
+    return word
+
+
+def _acceptable(err: UnexpectedToken) -> set[str]:
+    """What the parser could take at the error: exact from the parser state (LALR's
+    `expected` merges look-aheads of unrelated rules), else Lark's estimate."""
+    try:
+        return set(err.interactive_parser.accepts())
+    except Exception:  # an estimate is only a hint; never fail the diagnostic over it
+        return set(err.expected)
 
 
 def _syntax_diagnostic(file: str, text: str, err: UnexpectedInput) -> Diagnostic:
@@ -434,12 +466,13 @@ def _syntax_diagnostic(file: str, text: str, err: UnexpectedInput) -> Diagnostic
             line, column = max(1, len(lines)), len(lines[-1]) + 1 if lines else 1
             span = Span(file, line, column, line, column + 1)
             return Diagnostic("E001", "unexpected end of file", span,
-                              _describe_expected(set(err.expected)) or None)
-        width = max(1, len(str(tok))) if tok.type != "_SEP" else 1
+                              _describe_expected(_acceptable(err)) or None)
+        word = _whole_word(text, tok)
+        width = max(1, len(word)) if tok.type != "_SEP" else 1
         span = Span(file, tok.line, tok.column, tok.line, tok.column + width)
-        shown = "end of line" if tok.type == "_SEP" else f"`{tok}`"
+        shown = "end of line" if tok.type == "_SEP" else f"`{word}`"
         return Diagnostic("E001", f"unexpected {shown}", span,
-                          _describe_expected(set(err.expected)) or None)
+                          _describe_expected(_acceptable(err)) or None)
     if isinstance(err, UnexpectedEOF):
         lines = text.splitlines() or [""]
         span = Span(file, len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 2)

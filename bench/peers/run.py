@@ -72,6 +72,7 @@ class Sample:
     ok: bool
     reason: str = ""  # why it failed
     note: str = ""  # e.g. "stale result", "rebuilt 90, reused 11"
+    load: float | None = None  # 1-min load average just before the process started
 
 
 @dataclass
@@ -127,10 +128,14 @@ def _reason(out: str, err: str, rc: int) -> str:
 
 
 class Runner:
-    def __init__(self, work: Path, timeout: float, verbose: bool):
+    def __init__(self, work: Path, timeout: float, verbose: bool,
+                 max_load: float = 0.0, max_wait: float = 600.0):
         self.work = work
         self.timeout = timeout
         self.verbose = verbose
+        self.max_load = max_load  # 0: do not wait for a quiet machine
+        self.max_wait = max_wait
+        self.waited = 0.0  # seconds spent waiting for the machine to calm down
         self.logs = work / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.count = 0
@@ -141,6 +146,7 @@ class Runner:
         self.count += 1
         timeout = timeout or self.timeout
         log = self.logs / f"{self.count:04d}_{re.sub(r'[^A-Za-z0-9_.-]+', '_', label)}.log"
+        load = self.wait_quiet(label)
         t0 = time.perf_counter()
         try:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
@@ -156,15 +162,33 @@ class Runner:
             out, err = proc.communicate()
             log.write_text(f"$ {' '.join(argv)}\n(timeout)\n{out}\n--- stderr\n{err}")
             self._say(label, f"TIMEOUT after {timeout:.0f}s")
-            return Sample(None, False, f"timeout after {timeout:.0f} s"), out
+            return Sample(None, False, f"timeout after {timeout:.0f} s", load=load), out
+        except BaseException:  # interrupted: do not leave the tool running
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         log.write_text(f"$ {' '.join(argv)}\n(cwd {cwd}, exit {proc.returncode}, "
                        f"{seconds:.3f}s)\n{out}\n--- stderr\n{err}")
         if proc.returncode != 0:
             reason = _reason(out, err, proc.returncode)
             self._say(label, f"FAILED ({seconds:.2f}s) {reason}")
-            return Sample(None, False, reason), out
-        self._say(label, f"{seconds:.3f}s")
-        return Sample(seconds, True), out
+            return Sample(None, False, reason, load=load), out
+        self._say(label, f"{seconds:.3f}s" + (f"  (load {load:.1f})" if self.verbose else ""))
+        return Sample(seconds, True, load=load), out
+
+    def wait_quiet(self, label: str) -> float:
+        """Wait (up to max_wait) until the 1-min load average is at most max_load,
+        so that other work on the machine does not land in the figures."""
+        load = os.getloadavg()[0]
+        if self.max_load <= 0 or load <= self.max_load:
+            return load
+        t0 = time.monotonic()
+        self._say(label, f"waiting for load {load:.1f} <= {self.max_load}")
+        while load > self.max_load and time.monotonic() - t0 < self.max_wait:
+            time.sleep(5)
+            load = os.getloadavg()[0]
+        self.waited += time.monotonic() - t0
+        return load
 
     def _say(self, label: str, msg: str) -> None:
         print(f"   {label:<48} {msg}", flush=True)
@@ -411,7 +435,7 @@ class Bench:
     def __init__(self, args: argparse.Namespace):
         self.args = args
         self.work: Path = args.work
-        self.runner = Runner(self.work, args.timeout, args.verbose)
+        self.runner = Runner(self.work, args.timeout, args.verbose, args.max_load, args.max_wait)
         self.tools = [t for t in TOOLS if t in args.tools]
         self.rows: list[Row] = []
         self.reps = args.reps
@@ -683,6 +707,21 @@ def ratio(row: Row, a: str, b: str) -> str:
     return f"{x / y:.2f}×"
 
 
+def load_summary(bench: Bench) -> str:
+    loads = [smp.load for r in bench.rows for c in r.cells.values() for smp in c.samples
+             if smp.load is not None]
+    if not loads:
+        return "not recorded."
+    text = (f"1-min load average before each process: median {statistics.median(loads):.2f}, "
+            f"max {max(loads):.2f} (2 cores; about 1 is this harness itself)")
+    if bench.args.max_load > 0:
+        text += (f"; the harness waited for load <= {bench.args.max_load} before each process "
+                 f"({bench.runner.waited / 60:.1f} min of waiting in all)")
+    elif max(loads) > 2:
+        text += "; **other work was running: figures are inflated**"
+    return text + "."
+
+
 def machine() -> str:
     cpu = ""
     try:
@@ -736,6 +775,7 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
         f"- Machine: {machine()}; one process at a time.",
         f"- Repetitions: {bench.reps} per cell, tools interleaved, median shown; "
         f"timeout {args.timeout:.0f} s per process.",
+        f"- Machine load: {load_summary(bench)}",
     ]
     if v:
         lines.append(
@@ -859,6 +899,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--only", default="startup,parse,runs,wide,upsert",
                     help="comma list of parts: startup,parse,runs,wide,upsert")
     ap.add_argument("--timeout", type=float, help="seconds per process (default 1800, quick 300)")
+    ap.add_argument("--max-load", type=float,
+                    help="before each process wait until the 1-min load average is at most "
+                         "this (default 1.5, quick 0 = never wait): other work on a 2-core "
+                         "machine would land in the figures")
+    ap.add_argument("--max-wait", type=float, default=900.0,
+                    help="longest wait for --max-load, seconds (then measure anyway)")
     ap.add_argument("--work", type=Path, default=HERE / "work", help="work dir (git-ignored)")
     ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     ap.add_argument("--no-setup", action="store_true", help="never run setup_peers.sh")
@@ -873,6 +919,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.wide = args.wide or ((50, 10_000) if q else (500, 100_000))
     args.upsert_rows = args.upsert_rows or (100_000 if q else 10_000_000)
     args.timeout = args.timeout or (300.0 if q else 1800.0)
+    if args.max_load is None:
+        args.max_load = 0.0 if q else 1.5
     args.tools = [t for t in args.tools.split(",") if t]
     bad = [t for t in args.tools if t not in TOOLS]
     if bad:
@@ -884,7 +932,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> None:
+    # A harness started in the background ignores SIGINT; let INT and TERM stop
+    # it cleanly (the running tool is killed, the report is still written).
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     args = parse_args(sys.argv[1:])
     started = dt.datetime.now(dt.timezone.utc)
     t0 = time.perf_counter()

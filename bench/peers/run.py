@@ -607,25 +607,21 @@ class Bench:
 
     # -- correctness checks (not timed)
     def check_same(self, s: Sample, tool: str, db: Path, models: int) -> None:
-        """The last aggregate model must equal the raw DuckDB result."""
-        agg = max((i for i in range(10, models + 1, 10)), default=None)
-        if agg is None:
+        """Every model's row count, and every aggregate's sums, must equal raw DuckDB's."""
+        raw_db = db.parent.parent / "raw" / WAREHOUSE
+        if not raw_db.exists():
             return
-        rel = TOOL_OBJS[tool].relation(f"m{agg:03d}")
         try:
-            got = query(db, f"SELECT count(*), sum(n), sum(total) FROM {rel}")
-            raw = self._raw_signature(models, agg, db.parent.parent)
+            got = signature(db, TOOL_OBJS[tool], models)
+            want = signature(raw_db, TOOL_OBJS["raw"], models)
         except Exception as e:
-            s.note = f"result not checked: {str(e).splitlines()[0][:80]}"
+            add_note(s, f"result not checked: {str(e).splitlines()[0][:80]}")
             return
-        if raw is not None and got != raw:
-            s.note = f"result differs from raw DuckDB on m{agg:03d}: {got} vs {raw}"
-
-    def _raw_signature(self, models: int, agg: int, scen_dir: Path):
-        db = scen_dir / "raw" / WAREHOUSE
-        if not db.exists():
-            return None
-        return query(db, f"SELECT count(*), sum(n), sum(total) FROM main.m{agg:03d}")
+        diff = [m for m in want if got.get(m) != want[m]]
+        if diff:
+            m = diff[0]
+            add_note(s, f"result differs from raw DuckDB on {len(diff)} models, "
+                        f"e.g. {m}: {got.get(m)} vs {want[m]}")
 
     def check_fresh(self, s: Sample, tool: str, db: Path, tag: str) -> None:
         rel = TOOL_OBJS[tool].relation("m002")
@@ -633,10 +629,10 @@ class Bench:
             (n,), = query(db, f"SELECT count(*) FROM {rel} "
                               f"WHERE region_upper LIKE '{tag.upper()}_%'")
         except Exception as e:
-            s.note = f"freshness not checked: {str(e).splitlines()[0][:80]}"
+            add_note(s, f"freshness not checked: {str(e).splitlines()[0][:80]}")
             return
         if n == 0:
-            s.note = (s.note + "; " if s.note else "") + "STALE: result misses the change"
+            add_note(s, "STALE: result misses the change")
 
     def check_upsert(self, s: Sample, tool: str, db: Path, rows: int) -> None:
         rel = TOOL_OBJS[tool].relation("upserted")
@@ -644,12 +640,31 @@ class Bench:
             got = query(db, f"SELECT count(*), count(DISTINCT id), count(*) FILTER "
                             f"(WHERE updated_at = TIMESTAMP '{gen.CHANGE_TS}') FROM {rel}")[0]
         except Exception as e:
-            s.note = f"result not checked: {str(e).splitlines()[0][:80]}"
+            add_note(s, f"result not checked: {str(e).splitlines()[0][:80]}")
             return
         want = (rows, rows, rows // 100)
         if tuple(got) != want:
-            s.note = (s.note + "; " if s.note else "") + \
-                f"WRONG: rows/distinct ids/changed = {tuple(got)}, want {want}"
+            add_note(s, f"WRONG: rows/distinct ids/changed = {tuple(got)}, want {want}")
+
+
+def add_note(s: Sample, note: str) -> None:
+    s.note = f"{s.note}; {note}" if s.note else note
+
+
+def signature(db: Path, tool: Tool, models: int) -> dict:
+    """model -> row count (and sum(n), sum(total) for aggregates), in one connection."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        sig = {}
+        for i in range(1, models + 1):
+            rel = tool.relation(f"m{i:03d}")
+            cols = "count(*), sum(n), sum(total)" if i % 10 == 0 else "count(*)"
+            sig[f"m{i:03d}"] = con.execute(f"SELECT {cols} FROM {rel}").fetchone()
+        return sig
+    finally:
+        con.close()
 
 
 def strata_note(out: str) -> str:
@@ -691,7 +706,8 @@ def cell_text(row: Row, tool: str) -> str:
     if med is None:
         return f"**failed**: {c.failure().replace('|', '/')}"
     text = fmt_s(med)
-    warn = [n for n in c.notes() if n.startswith(("STALE", "WRONG", "result differs"))]
+    warn = [part for n in c.notes() for part in n.split("; ")
+            if part.startswith(("STALE", "WRONG", "result differs"))]
     if warn:
         text += " ⚠ " + "; ".join(warn).replace("|", "/")
     return text

@@ -252,8 +252,9 @@ def rollback_cmd(run_id: str, warehouse: str, branch: str | None, as_json: bool)
     if as_json:
         print_json(_public(entry))
     else:
-        console().print(f"rolled back {entry.branch} to run {entry.id}: "
-                        f"{len(entry.snapshots)} views repointed", markup=False)
+        console().print(f"rolled back {entry.branch} to run "
+                        f"{entry.details.get('rolled_back_to')}: {len(entry.snapshots)} views "
+                        f"repointed (history entry {entry.id})", markup=False)
 
 
 @cli.group(name="branch")

@@ -121,6 +121,7 @@ class Run:
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
         started = time.perf_counter()
+        started_at = now_text()
         module, opts, wh = self.module, self.opts, self.wh
         require_ok(module)
         selection = select_models(module, opts.models)
@@ -183,7 +184,8 @@ class Run:
 
         entry = H.HistoryEntry(
             id=rid, kind="stage" if opts.stage_only else opts.kind, branch=opts.branch,
-            started_at=now_text(), models=selection, overrides=dict(opts.overrides),
+            started_at=started_at, finished_at=now_text(), models=selection,
+            overrides=dict(opts.overrides),
             source_fingerprints=source_fps, code_fingerprints=code_fps,
             snapshots={} if opts.stage_only else dict(self.snap_of),
             rebuilt=report.rebuilt, reused=report.reused, backfill_of=opts.backfill_of,
@@ -205,7 +207,6 @@ class Run:
                 crash_point("publish_before_commit")
                 H.append(wh, entry)
             crash_point("after_publish")
-        entry.finished_at = now_text()
         report.entry = entry
         report.seconds = time.perf_counter() - started
         return report

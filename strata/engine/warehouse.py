@@ -90,7 +90,12 @@ class Warehouse:
         said = False
         while True:
             try:
-                con = duckdb.connect(str(target), read_only=read_only and target.exists())
+                if read_only and not target.exists():
+                    # nothing to read yet: an empty in-memory database answers every
+                    # question (no history, no views) and no file is created
+                    con = duckdb.connect(":memory:")
+                else:
+                    con = duckdb.connect(str(target), read_only=read_only)
                 con.execute("SET enable_progress_bar = false")
                 break
             except duckdb.IOException as err:

@@ -63,6 +63,7 @@ CASES = [
     Case("E001", "model m {\n  from orders\n  filter\n}\n", 4, 1, "}"),
     # the lexer cuts the keyword `in` off `int` here; the caret covers the whole word
     Case("E001", "source s { id int }\n", 1, 15, "int"),
+    Case("E001", "model m {\n  from orders\n  derive `` = 1\n}\n", 3, 10, "``"),
     Case("E003", "model m {\n  from orders\n  filter status = 'x\n}\n", 3, 19, "'"),
     Case("E010", "model m { from ordrs }\n", 1, 11, "from ordrs"),
     Case("E011", "model m {\n  from orders\n  filter amont > 0\n}\n", 3, 10, "amont"),
@@ -94,6 +95,8 @@ CASES = [
          "cast(tags as int)"),
     Case("E036", "model m {\n  from orders\n  filter updated_at > date '2024-13-45'\n}\n", 3, 23,
          "date '2024-13-45'"),
+    # 1e999 is inf to Python; rendered it would read as a column called `inf`
+    Case("E036", "model m {\n  from orders\n  derive big = 1e999\n}\n", 3, 16, "1e999"),
     Case("E037", "model m {\n  from orders\n  aggregate n = amount\n}\n", 3, 17, "amount"),
     Case("E038", "model m {\n  from orders\n  expand status as s\n}\n", 3, 10, "status"),
     Case("E039", "model m {\n  from orders\n  derive x = case when amount > 0 then 1 else 'a' end"
@@ -174,6 +177,22 @@ def test_E004_an_empty_file(tmp_path: Path) -> None:
     path.write_text("-- nothing here yet\n\n")
     [diag] = load_module(path).diagnostics
     assert (diag.code, diag.span.line, diag.span.column) == ("E004", 1, 1)
+
+
+def test_E002_and_E004_from_text_as_from_files() -> None:
+    """load_text used to let a NUL through (to crash on a file source's path) and
+    to accept an empty module."""
+    [diag] = load_text("source s = file 'a\x00b' { id: int }\n").diagnostics
+    assert (diag.code, diag.span.line, diag.span.column) == ("E002", 1, 19)
+    for text in ("", "-- comments only\n"):
+        [diag] = load_text(text).diagnostics
+        assert diag.code == "E004"
+
+
+def test_a_syntax_error_in_one_file_adds_no_false_unknown_names(tmp_path: Path) -> None:
+    (tmp_path / "sources.strata").write_text("source orders { id: int\n")  # no `}`
+    (tmp_path / "models.strata").write_text("model m { from orders }\n")
+    assert [d.code for d in load_module(tmp_path).diagnostics] == ["E001"]
 
 
 def test_E004_a_directory_without_modules(tmp_path: Path) -> None:

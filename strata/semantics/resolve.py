@@ -64,12 +64,7 @@ def load_module(path: str | os.PathLike) -> Module:
             parsed.append(parse_text(text, shown))
         except StrataError as err:
             module.diagnostics.extend(err.diagnostics)
-    if not module.diagnostics and not any(f.declarations for f in parsed):
-        module.diagnostics.append(Diagnostic(
-            "E004", "the module declares nothing", Span.of_file(display_path(files[0])),
-            "declare a `source`, a `model` or a `test`"))
-    Resolver(module, parsed).run()
-    return module
+    return _resolve(module, parsed, display_path(files[0]))
 
 
 def load_text(text: str, file: str = "<string>") -> Module:
@@ -79,9 +74,30 @@ def load_text(text: str, file: str = "<string>") -> Module:
         parsed = [parse_text(text, file)]
     except StrataError as err:
         module.diagnostics.extend(err.diagnostics)
+        parsed = []
+    return _resolve(module, parsed, file)
+
+
+def _resolve(module: Module, parsed: list[ast.ModuleFile], first_file: str) -> Module:
+    # After a syntax error, names declared in the broken file are unknown: resolving
+    # the rest would only add false "unknown source or model" errors.
+    if module.diagnostics:
+        return module
+    if not any(f.declarations for f in parsed):
+        module.diagnostics.append(Diagnostic(
+            "E004", "the module declares nothing", Span.of_file(first_file),
+            "declare a `source`, a `model` or a `test`"))
         return module
     Resolver(module, parsed).run()
     return module
+
+
+def _file_path(base_dir: Path, written: str) -> Path:
+    path = base_dir / written
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable directory: run says
+        return path.absolute()
 
 
 # ---------------------------------------------------------------- scope
@@ -199,7 +215,7 @@ class Resolver:
         if not decl.columns:
             self.error("E050", f"source `{decl.name}` declares no columns", decl.name_span,
                        "list its columns: `source orders { id: int ... }`")
-        file = (base_dir / decl.file).resolve() if decl.file else None
+        file = _file_path(base_dir, decl.file) if decl.file else None
         self.module.sources[decl.name] = SourceInfo(decl.name, columns, decl.table, file, decl)
 
     # ------------------------------------------------------------ graph

@@ -8,6 +8,7 @@ unreadable path (E005).
 from __future__ import annotations
 
 import datetime as dt
+import math
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
@@ -106,6 +107,9 @@ class _ToAst(Transformer):
     # ------------------------------------------------------------ names, types
     def name(self, meta, children):
         tok = children[0]
+        if tok == "``":  # no engine has a column or table without a name
+            raise fail("E001", "a quoted name cannot be empty", _tok_span(self.file, tok),
+                       "write a name between the backticks")
         return _Name(_name_text(tok), _tok_span(self.file, tok))
 
     def simple_type(self, meta, children):
@@ -280,6 +284,10 @@ class _ToAst(Transformer):
 
     def number(self, meta, children):
         value = _number(children[0])
+        if isinstance(value, float) and not math.isfinite(value):
+            # 1e999 is inf in Python, and `inf` in SQL would read as a column name
+            raise fail("E036", f"the number {children[0]} is out of range",
+                       self.S(meta), "a double holds up to about 1.8e308")
         kind = "int" if isinstance(value, int) else ("decimal" if isinstance(value, Decimal) else "double")
         return ast.Literal(value, kind, self.S(meta))
 
@@ -482,7 +490,8 @@ def _syntax_diagnostic(file: str, text: str, err: UnexpectedInput) -> Diagnostic
 
 
 def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:
-    """Parse one file's text. Raises StrataError (E001/E003/E036) on bad input."""
+    """Parse one file's text. Raises StrataError (E001/E002/E003/E036) on bad input."""
+    _refuse_nul(text, file)
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as err:
@@ -510,10 +519,15 @@ def read_text(path: Path, display: str) -> str:
         raise fail("E002", "the file is not valid UTF-8 text",
                    Span(display, line, col, line, col + 1),
                    "Strata modules are UTF-8 text files") from None
+    _refuse_nul(text, display)
+    return text.lstrip("\ufeff")
+
+
+def _refuse_nul(text: str, display: str) -> None:
+    """A NUL is never part of a module (and would reach paths and SQL as one)."""
     if "\x00" in text:
         idx = text.index("\x00")
         line = text.count("\n", 0, idx) + 1
         col = idx - (text.rfind("\n", 0, idx) + 1) + 1
         raise fail("E002", "the file holds a NUL byte: it is binary, not a module",
                    Span(display, line, col, line, col + 1), "Strata modules are UTF-8 text files")
-    return text.lstrip("\ufeff")

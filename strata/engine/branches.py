@@ -12,7 +12,7 @@ from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
-from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, internal, q
+from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, internal, q
 
 VIEW_PREFIX = "v_"
 _BRANCH_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -78,6 +78,7 @@ def switch_views(wh: Warehouse, branch: str, snapshots: dict[str, str]) -> None:
     for model, snap in snapshots.items():
         wh.execute(f"CREATE OR REPLACE VIEW {q(branch, VIEW_PREFIX + model)} AS "
                    f"SELECT * FROM {internal(snap)}")
+        crash_point(f"after_view:{model}")
 
 
 def create_branch(wh: Warehouse, name: str, source: str) -> H.HistoryEntry:

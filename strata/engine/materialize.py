@@ -168,6 +168,7 @@ class Run:
                       sorted(opts.force_full), opts.stage_only, sorted(reasons)])
         self.rid = rid
         incremental.cleanup_leftovers(wh)
+        crash_point("after_cleanup")
 
         report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
                            stale_reasons=reasons, fingerprint_seconds=fingerprint_seconds)
@@ -177,6 +178,7 @@ class Run:
                 result = self._model(name, reasons, base_snaps, code_fps[name], live)
                 report.results.append(result)
                 self.progress(result)
+                crash_point(f"after_model:{name}")
         except BaseException:
             self._drop_created()
             raise

@@ -57,10 +57,16 @@ def internal(name: str) -> str:
 
 
 def crash_point(step: str) -> None:
-    """Tests kill the process at a named step: STRATA_CRASH_AT=step (or step:model)."""
-    target = os.environ.get("STRATA_CRASH_AT")
-    if target and target == step:
+    """Named steps for crash tests. STRATA_CRASH_AT=step (or step:model) kills the
+    process there with SIGKILL; STRATA_PAUSE_AT=step says `paused at STEP` on stderr
+    and sleeps STRATA_PAUSE_SECONDS (default 60), so a test can kill it from outside."""
+    if os.environ.get("STRATA_CRASH_AT") == step:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("STRATA_PAUSE_AT") == step:
+        import sys
+
+        print(f"paused at {step}", file=sys.stderr, flush=True)
+        time.sleep(float(os.environ.get("STRATA_PAUSE_SECONDS", "60")))
 
 
 @dataclass

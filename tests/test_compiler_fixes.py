@@ -93,3 +93,37 @@ def test_typed_csv_reader_takes_an_alias(tmp_path):
     node.set("alias", exp.TableAlias(this=exp.to_identifier("o")))
     query = exp.select("o.id", "o.amount").from_(node)
     assert duckdb.connect().sql(query.sql("duckdb")).fetchall() == [(1, 5)]
+
+
+class TestCteNamesDoNotShadowTables:
+    """CTE names (base, combined, ...) were fixed words: a source called `combined`
+    read after a set operation, or a join aliased `base`, silently read the CTE
+    instead of the table. CTE names now avoid every bare table name and join alias
+    of the query."""
+
+    TEXT = """
+source base { id: int, v: int }
+source combined { id: int, v: int }
+model m { from base; union combined; join combined as c on id = c.id }
+model a { from combined; join base on id = base.id; select id, base.v as other }
+model b { from combined; join combined as base on id = base.id; select id, base.v as w }
+"""
+
+    def test_results_read_the_tables(self):
+        from strata.semantics.resolve import load_text
+
+        module = load_text(self.TEXT)
+        assert module.ok, module.diagnostics
+        con = duckdb.connect()
+        con.execute("CREATE TABLE base AS SELECT 1 AS id, 10 AS v UNION ALL SELECT 2, 15")
+        con.execute("CREATE TABLE combined AS SELECT 2 AS id, 20 AS v")
+        got = {s.model: sorted(con.sql(s.sql).fetchall())
+               for s in compile_statements(module, "duckdb")}
+        # base UNION ALL combined = (1,10), (2,15), (2,20); joined to combined (id 2)
+        assert got["m"] == [(2, 15), (2, 20)]
+        assert got["a"] == [(2, 15)]
+        assert got["b"] == [(2, 20)]
+        for stmt in compile_statements(module, "duckdb"):
+            tree = sqlglot.parse_one(stmt.sql, read="duckdb")
+            ctes = {c.alias for c in tree.find_all(exp.CTE)}
+            assert not ctes & {"base", "combined"}, (stmt.model, ctes)

@@ -76,6 +76,6 @@ def cli() -> None:
 
 
 def main() -> None:
-    from strata.cli import compile_cmds, run_cmds  # noqa: F401  (registers commands)
+    from strata.cli import backfill_cmd, compile_cmds, run_cmds  # noqa: F401  (registers commands)
 
     cli(prog_name="strata")

@@ -49,6 +49,13 @@ class RunOptions:
     keep: dict[str, str] = field(default_factory=dict)
     rebuild: set[str] | None = None
     force_full: set[str] = field(default_factory=set)  # incremental models recomputed in full
+    rebuild_reasons: dict[str, str] = field(default_factory=dict)  # model -> why (shown)
+    # fingerprints the caller already computed through these same overrides (backfill
+    # decides what to rebuild from them): not hashed a second time
+    source_fingerprints: dict[str, str] = field(default_factory=dict)
+    # an entry with this run id already published on the branch, its snapshots still
+    # live: write nothing and say so (the same backfill twice is no new work)
+    skip_if_published: bool = False
     module_path: str | None = None
 
 
@@ -137,7 +144,8 @@ class Run:
             binding = bind_source(src, opts.overrides.get(name))
             schema = check_contract(wh.con, src, binding)
             self.bindings[name] = binding
-            source_fps[name] = fingerprint(wh.con, src, binding, schema)
+            source_fps[name] = (opts.source_fingerprints.get(name) or
+                                fingerprint(wh.con, src, binding, schema))
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 
@@ -147,7 +155,8 @@ class Run:
 
         reasons: dict[str, str] = {}
         if opts.rebuild is not None:
-            reasons = {m: "corrected source" for m in closure if m in opts.rebuild}
+            reasons = {m: opts.rebuild_reasons.get(m, "corrected source")
+                       for m in closure if m in opts.rebuild}
         elif opts.only_stale:
             reasons = staleness.stale_models(module, closure, code_fps, source_fps, base, live,
                                              wh)
@@ -162,11 +171,26 @@ class Run:
         else:
             reasons = {m: "selected" for m in closure}
 
-        previous = {m: live[m] for m in closure if m in live and _merges(module.plan(m))}
+        # only a model that really merges reads its previous snapshot: a kept or
+        # fully recomputed one does not depend on what the live view shows
+        previous = {m: live[m] for m in closure if m in live and _merges(module.plan(m))
+                    and m not in opts.force_full and m not in opts.keep}
         rid = run_id(opts.branch, selection, code_fps, source_fps, previous,
                      [opts.kind, opts.backfill_of, opts.full_refresh,
-                      sorted(opts.force_full), opts.stage_only, sorted(reasons)])
+                      sorted(opts.force_full), opts.stage_only, sorted(reasons)]
+                     + ([sorted(opts.keep.items())] if opts.keep else []))
         self.rid = rid
+        if opts.skip_if_published:
+            done = _published(wh, rid, opts.branch, live)
+            if done is not None:
+                report = RunReport(rid, opts.branch, "up_to_date", entry=done,
+                                   notes=[(f"{done.kind} {rid} is already published on "
+                                           f"{opts.branch}: nothing written")])
+                report.results = [ModelResult(m, "kept", s, reason="already published")
+                                  for m, s in done.snapshots.items()]
+                report.seconds = time.perf_counter() - started
+                report.fingerprint_seconds = fingerprint_seconds
+                return report
         incremental.cleanup_leftovers(wh)
         crash_point("after_cleanup")
 
@@ -346,6 +370,16 @@ class Run:
             except duckdb.Error:
                 pass  # the next run's cleanup takes it
         self.created.clear()
+
+
+def _published(wh: Warehouse, rid: str, branch: str,
+               live: dict[str, str]) -> H.HistoryEntry | None:
+    """The newest entry with id `rid` on `branch` whose snapshots the live views still
+    expose (after a rollback they do not, and publishing again is real work)."""
+    done = next((e for e in H.entries(wh, branch) if e.id == rid and e.snapshots), None)
+    if done is None or any(live.get(m) != s for m, s in done.snapshots.items()):
+        return None
+    return done
 
 
 def _merges(plan: Plan) -> bool:

@@ -86,8 +86,19 @@ class QueryBuilder:
         self.plan = plan
         self.relations = relations
         self.ctes: list[exp.CTE] = []
-        self.cte_names: set[str] = set()
+        # CTE names must not shadow a table the query reads by its bare name (a
+        # source called `base` or `combined`) or a join alias in a later SELECT.
+        self.cte_names: set[str] = self._names_in_use()
         self.needed = self._liveness()
+
+    def _names_in_use(self) -> set[str]:
+        names = {s.alias for s in self.plan.stages if isinstance(s, JoinStage)}
+        for ref in self.plan.reads:
+            node = self.relations(ref, None)
+            if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) \
+                    and not node.args.get("db"):
+                names.add(node.name)
+        return names
 
     # ------------------------------------------------------------ liveness
     def _liveness(self) -> list[set[int]]:
@@ -121,9 +132,9 @@ class QueryBuilder:
         query.set("from_", exp.From(this=self.relations(base.relation, base.alias)))
         if base.preds:
             query.set("where", exp.Where(this=_conjoin([bind(p, env) for p in base.preds])))
-        self._add_cte(BASE, query)
+        name = self._add_cte(BASE, query)
         scope = [*base.columns, *(c for c, _ in base.lets)]
-        return Block(table(BASE), {c.id: column(c.name, BASE) for c in scope}, scope)
+        return Block(table(name), {c.id: column(c.name, name) for c in scope}, scope)
 
     def _add_cte(self, name: str, query: exp.Expression) -> str:
         unique, n = name, 1

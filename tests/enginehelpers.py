@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +149,18 @@ def script_popen(*args: str, cwd: Path, env: dict | None = None,
                  **kwargs) -> subprocess.Popen:
     """The installed `strata` script as a child process (for signals, locks, ttys)."""
     return subprocess.Popen([*STRATA, *args], cwd=cwd, env=cli_env(env), **kwargs)
+
+
+def wait_for(proc: subprocess.Popen, words: str, timeout: float = 60) -> str:
+    """Read the child's stderr until `words` appear."""
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while words not in seen:
+        assert time.monotonic() < deadline, seen
+        line = proc.stderr.readline()
+        assert line or proc.poll() is None, f"exited {proc.returncode}: {seen}"
+        seen += line
+    return seen
 
 
 def no_traceback(proc: subprocess.CompletedProcess) -> None:

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from enginehelpers import (MODULE, ORDERS_SQL, Project, leftovers, live, make_project,
-                           script_popen, view_rows)
+                           script_popen, view_rows, wait_for)
 
 # The base module plus an incremental upsert model, so layered snapshots (a delta
 # layer table and a composing view) are crashed too.
@@ -122,18 +122,6 @@ def test_sigkill_during_a_rollback_keeps_the_views(tmp_path):
     assert p.history()[0]["kind"] == "run"
     p.run("rollback", first["run_id"], "-o", str(p.warehouse))
     assert live(p.warehouse) == {m: f"snap_{first['run_id']}_{m}" for m in ALL}
-
-
-def wait_for(proc: subprocess.Popen, words: str, timeout: float = 60) -> str:
-    """Read the child's stderr until `words` appear."""
-    seen = ""
-    deadline = time.monotonic() + timeout
-    while words not in seen:
-        assert time.monotonic() < deadline, seen
-        line = proc.stderr.readline()
-        assert line or proc.poll() is None, f"exited {proc.returncode}: {seen}"
-        seen += line
-    return seen
 
 
 @pytest.mark.parametrize("step", ["after_create:cheap", "publish_before_commit"])

@@ -419,3 +419,47 @@ def test_bundled_example_runs_end_to_end_with_the_cli(tmp_path):
     assert report["status"] == "published" and report["rebuilt"]
     proc = strata("run", "examples/shop", "-o", str(wh), "--only-stale", cwd=ROOT, check=True)
     assert "nothing to do" in proc.stdout
+
+
+# ------------------------------------------------------------------ progress display
+def read_all(fd: int) -> str:
+    import os
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks).decode()
+
+
+def test_progress_one_line_per_model_on_a_terminal_quiet_otherwise(built):
+    import os
+    import pty
+    import re
+
+    from enginehelpers import script_popen
+    p, _ = built
+    p.sql("UPDATE products SET name = 'renamed' WHERE id = 3")
+    master, slave = pty.openpty()
+    proc = script_popen("run", str(p.module), "-o", str(p.warehouse), cwd=p.dir,
+                        env={"COLUMNS": "120", "TERM": "xterm"}, stdin=slave, stdout=slave,
+                        stderr=slave)
+    os.close(slave)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", read_all(master)).replace("\r", "")
+    os.close(master)
+    assert proc.wait(60) == 0
+    lines = [line.split() for line in text.splitlines() if line.strip()]
+    per_model = {parts[1]: parts for parts in lines if parts[0] in ("rebuilt", "reused")}
+    assert set(per_model) == set(MODELS), text
+    assert per_model["cheap"][0] == "rebuilt" and per_model["paid"][0] == "reused"
+    assert all(re.fullmatch(r"\d+\.\d\ds", parts[2]) for parts in per_model.values())
+    assert lines[-1][:2] == ["published", "run"]  # the summary comes last
+
+    p.sql("UPDATE products SET name = 'again' WHERE id = 3")
+    plain = p.run("run", str(p.module), "-o", str(p.warehouse))  # stdout is a file
+    assert plain.stdout.count("\n") == 1 and plain.stdout.startswith("published run")
+    assert "\x1b[" not in plain.stdout + plain.stderr and plain.stderr == ""

@@ -57,16 +57,20 @@ def internal(name: str) -> str:
 
 
 def crash_point(step: str) -> None:
-    """Named steps for crash tests. STRATA_CRASH_AT=step (or step:model) kills the
-    process there with SIGKILL; STRATA_PAUSE_AT=step says `paused at STEP` on stderr
-    and sleeps STRATA_PAUSE_SECONDS (default 60), so a test can kill it from outside."""
+    """Named steps for crash and lock tests. STRATA_CRASH_AT=step (or step:model) kills
+    the process there with SIGKILL. STRATA_PAUSE_AT=step says `paused at STEP` on
+    stderr and waits STRATA_PAUSE_SECONDS (default 60), or until the file named by
+    STRATA_RESUME_FILE exists, so a test can act (or kill it) meanwhile."""
     if os.environ.get("STRATA_CRASH_AT") == step:
         os.kill(os.getpid(), signal.SIGKILL)
     if os.environ.get("STRATA_PAUSE_AT") == step:
         import sys
 
         print(f"paused at {step}", file=sys.stderr, flush=True)
-        time.sleep(float(os.environ.get("STRATA_PAUSE_SECONDS", "60")))
+        until = time.monotonic() + float(os.environ.get("STRATA_PAUSE_SECONDS", "60"))
+        resume = os.environ.get("STRATA_RESUME_FILE")
+        while time.monotonic() < until and not (resume and os.path.exists(resume)):
+            time.sleep(0.05)
 
 
 @dataclass

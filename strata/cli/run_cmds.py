@@ -36,7 +36,7 @@ def progress_printer(as_json: bool):
         style = _STATUS_STYLE.get(result.status, "white")
         extra = []
         if result.path:
-            extra.append(result.path)
+            extra.append(result.path + (", compacted" if result.compacted else ""))
         if result.delta_rows is not None:
             extra.append(f"delta {result.delta_rows} rows")
         if result.rows is not None:

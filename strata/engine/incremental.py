@@ -12,13 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from strata.engine import history as H
 from strata.engine.fingerprints import RowHash, row_hash
 from strata.engine.pins import CheckLog, check_pins
-from strata.engine.warehouse import Warehouse, crash_point, internal
+from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
 from strata.plan import Plan, PinSpec
 from strata.sqlgen.literals import lit
-from strata.sqlgen.names import table
+from strata.sqlgen.names import column, ident, table
 from strata.sqlgen.rewrites import delta_query, layered_query
 
 if TYPE_CHECKING:
@@ -63,12 +65,23 @@ def plan_merge(run: "Run", plan: Plan, code_fp: str, live: dict[str, str],
     if previous.row_count == 0:
         result.notes.append("previous snapshot is empty: computed in full")
         return None
-    cdc = _q(inc.cdc_column)
-    (watermark,) = run.wh.execute(f"SELECT max({cdc}) FROM {internal(prev_name)}").fetchone()
+    watermark = read_watermark(run.wh, previous, inc.cdc_column)
     if watermark is None:
         result.notes.append(f"watermark max({inc.cdc_column}) is NULL: computed in full")
         return None
     return Merge(previous, watermark)
+
+
+def read_watermark(wh: Warehouse, previous: H.SnapshotRecord, cdc_column: str):
+    """MAX(cdc_column) of the previous snapshot, as the typed value the engine returns.
+
+    A layered snapshot's maximum is its newest layer's: every layer holds only rows
+    with cdc_column above the maximum of the snapshot it was merged onto, and no
+    later layer exists to replace them. So the watermark is read from that small
+    table, not by evaluating the composed view (an anti-join over the base)."""
+    newest = previous.parts["layers"][-1] if previous.kind == "layered" else previous.name
+    (value,) = wh.execute(f"SELECT max({_q(cdc_column)}) FROM {internal(newest)}").fetchone()
+    return value
 
 
 def build_layer(run: "Run", plan: Plan, code_fp: str, merge: Merge, result: "ModelResult",
@@ -80,15 +93,22 @@ def build_layer(run: "Run", plan: Plan, code_fp: str, merge: Merge, result: "Mod
     result.path = delta.path
     result.notes.append(f"watermark {inc.cdc_column} > {merge.watermark}")
     layer = run.unique_name(f"layer_{run.rid}_{plan.model}")
-    wh.execute(f"CREATE TABLE {internal(layer)} AS {delta.tree.sql(dialect='duckdb')}")
+    query = delta.tree.sql(dialect="duckdb")
+    result.sql = query  # the statement that ran, for --json and the pushdown tests
+    wh.execute(f"CREATE TABLE {internal(layer)} AS {query}")
     run.created.append(layer)
     crash_point(f"after_layer:{plan.model}")
     columns = table_columns(wh, layer)
-    if [c for c, _ in columns] != [c for c, _ in prev.columns]:
+    if [list(c) for c in columns] != [list(c) for c in prev.columns]:
+        # Names or engine types drifted (e.g. a source column INTEGER -> BIGINT, which
+        # the contract accepts): a union would silently cast, and row hashes of
+        # differently typed values do not add up. Recompute in full.
         wh.drop(layer)
         run.created.remove(layer)
-        result.notes.append("columns changed: computed in full")
+        result.notes.append("columns or their types changed since the previous snapshot: "
+                            "computed in full")
         result.path = "full"
+        result.delta_rows = None
         return run._full(plan, code_fp, result, log)
     names = [c for c, _ in columns]
     delta_hash = row_hash(wh.con, internal(layer), names)
@@ -103,24 +123,20 @@ def build_layer(run: "Run", plan: Plan, code_fp: str, merge: Merge, result: "Mod
         run.verified[plan.model] = prev.parts.get("verified", [])
         return None
     prev_hash = RowHash(prev.row_count, int(prev.hash_sum), int(prev.hash_xor))
-    if inc.strategy == "append":
-        new_hash = prev_hash.plus(delta_hash)
-    else:
-        match = " AND ".join(f"__d.{_q(k)} IS NOT DISTINCT FROM __p.{_q(k)}"
-                             for k in inc.merge_keys)
-        replaced = row_hash(wh.con, f"{internal(prev.name)} AS __p", names,
-                            where=f"EXISTS (SELECT 1 FROM {internal(layer)} AS __d "
-                                  f"WHERE {match})")
-        new_hash = prev_hash.minus(replaced).plus(delta_hash)
     if prev.kind == "layered":
         base, layers = prev.parts["base"], list(prev.parts["layers"])
         layer_rows = list(prev.parts["layer_rows"])
         base_rows = prev.parts["base_rows"]
     else:
         base, layers, layer_rows, base_rows = prev.name, [], [], prev.row_count
+    if inc.strategy == "append":
+        new_hash = prev_hash.plus(delta_hash)
+    else:
+        replaced = replaced_rows_hash(wh, names, inc.merge_keys, [base, *layers], layer)
+        new_hash = prev_hash.minus(replaced).plus(delta_hash)
     layers.append(layer)
     layer_rows.append(delta_hash.count)
-    composed = layered_query(inc.strategy, names, [table("strata_internal", t)
+    composed = layered_query(inc.strategy, names, [table(INTERNAL, t)
                                                    for t in [base, *layers]], inc.merge_keys)
     snap = run.unique_name(f"snap_{run.rid}_{plan.model}")
     deep = len(layers) > inc.compact_layers
@@ -128,7 +144,7 @@ def build_layer(run: "Run", plan: Plan, code_fp: str, merge: Merge, result: "Mod
     if deep or large:
         wh.execute(f"CREATE TABLE {internal(snap)} AS {composed.sql(dialect='duckdb')}")
         run.created.append(snap)
-        result.path += ", compacted"
+        result.compacted = True
         result.notes.append(f"compacted {len(layers)} layer(s) into a new base table ("
                             + ("deeper than " + str(inc.compact_layers) if deep else
                                f"deltas above {inc.compact_ratio:.0%} of the base") + ")")
@@ -149,6 +165,35 @@ def build_layer(run: "Run", plan: Plan, code_fp: str, merge: Merge, result: "Mod
         wh.drop(layer)
         run.created.remove(layer)
     return make_record(snap, plan.model, run.rid, kind, new_hash, columns, code_fp, parts)
+
+
+def replaced_rows_hash(wh: Warehouse, names: list[str], keys: tuple[str, ...],
+                       tables: list[str], layer: str) -> RowHash:
+    """The row-hash aggregate of the previous snapshot's rows that the new layer
+    replaces (an upsert drops them), computed on the previous snapshot's tables.
+
+    Each table contributes the rows still visible in the previous snapshot (no later
+    table holds their key) whose key is in the new layer: the semi-join against the
+    small layer comes first, so the base is probed once and the anti-join against
+    earlier layers only sees the few matching rows. Evaluating the previous layered
+    view instead would anti-join the whole base before filtering.
+    """
+    parts = [table(INTERNAL, t) for t in tables]
+    composed = layered_query("upsert", names, parts, keys)
+    selects = list(composed.flatten()) if isinstance(composed, exp.Union) else [composed]
+    for part in selects:
+        match = None
+        for key in keys:
+            eq = exp.NullSafeEQ(this=column(key, "__d"), expression=column(key, "__t"))
+            match = eq if match is None else exp.And(this=match, expression=eq)
+        probe = exp.Select(expressions=[exp.Literal.number(1)]).from_(
+            table(INTERNAL, layer, alias="__d")).where(match)
+        semi = exp.Exists(this=probe)
+        where = part.args.get("where")
+        part.set("where", exp.Where(this=semi if where is None else
+                                    exp.And(this=semi, expression=where.this)))
+    sub = exp.Subquery(this=composed, alias=exp.TableAlias(this=ident("__r")))
+    return row_hash(wh.con, sub.sql(dialect="duckdb"), names)
 
 
 def _check_incremental_pins(run: "Run", plan: Plan, prev: H.SnapshotRecord, snap: str,
@@ -184,7 +229,6 @@ def _with_pins(plan: Plan, pins: list[PinSpec]) -> Plan:
 
 
 def _q(name: str) -> str:
-    from sqlglot import exp
     return exp.to_identifier(name, quoted=True).sql("duckdb")
 
 

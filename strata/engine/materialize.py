@@ -66,8 +66,10 @@ class ModelResult:
     snapshot: str
     seconds: float = 0.0
     reason: str = ""
-    path: str | None = None  # full | pushdown | full-then-filter (+ compacted)
+    path: str | None = None  # incremental models: full | pushdown | full-then-filter
     delta_rows: int | None = None
+    compacted: bool = False  # a merge that folded its layers into a new base table
+    sql: str | None = None  # the SELECT that computed the new rows, as it ran (duckdb)
     rows: int | None = None
     checks: list[str] = field(default_factory=list)
     skipped_checks: list[dict] = field(default_factory=list)
@@ -217,7 +219,8 @@ class Run:
             rebuilt=report.rebuilt, reused=report.reused, backfill_of=opts.backfill_of,
             reason=opts.reason, module=opts.module_path,
             details={**{r.model: {k: v for k, v in r.to_json().items()
-                                  if k in ("status", "path", "delta_rows", "rows", "reason",
+                                  if k in ("status", "path", "delta_rows", "compacted",
+                                           "rows", "reason",
                                            "checks", "skipped_checks", "notes")}
                         for r in report.results},
                      "__replay": self._recipe(closure, source_fps)})
@@ -339,6 +342,7 @@ class Run:
               log: CheckLog) -> H.SnapshotRecord:
         snap = self.unique_name(f"snap_{self.rid}_{plan.model}")
         query = model_query(plan, self.relations).sql(dialect="duckdb")
+        result.sql = query
         self.wh.execute(f"CREATE TABLE {internal(snap)} AS {query}")
         self.created.append(snap)
         crash_point(f"after_create:{plan.model}")

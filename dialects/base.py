@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlglot import exp
+from sqlglot import ErrorLevel, exp
 
 
 @dataclass(frozen=True)
@@ -29,4 +29,7 @@ class Dialect:
         return exp.Table(this=exp.to_identifier(source_name, quoted=False))
 
     def render(self, tree: exp.Expression, pretty: bool = True) -> str:
-        return tree.sql(dialect=self.sqlglot, pretty=pretty)
+        # SQLGlot only logs a warning for what a dialect cannot express and renders
+        # something wrong anyway; raising lets the compiler say E091 instead.
+        return tree.sql(dialect=self.sqlglot, pretty=pretty,
+                        unsupported_level=ErrorLevel.RAISE)

@@ -7,6 +7,7 @@ own relation mapping (snapshot tables instead of live views).
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -20,6 +21,7 @@ from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, model_query
+from strata.syntax.parser import TOO_DEEP_HINT
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import delta_query, merge_query
@@ -71,10 +73,11 @@ def parse_watermark(value: str, typ: Type, model: str):
     try:
         if typ.kind == "int":
             return int(value)
-        if typ.kind == "double":
-            return float(value)
-        if typ.kind == "decimal":
-            return Decimal(value)
+        if typ.kind in ("double", "decimal"):
+            number = float(value) if typ.kind == "double" else Decimal(value)
+            if not math.isfinite(number):  # nan/inf would render as a bare word
+                raise ValueError(value)
+            return number
         if typ.kind == "date":
             return dt.date.fromisoformat(value)
         if typ.kind == "timestamp":
@@ -111,18 +114,29 @@ def compile_statements(module: Module, dialect_name: str = dialects.DEFAULT,
     relations = compile_relations(module, dialect)
     out: list[Statement] = []
     for name in select_models(module, models):
-        plan = module.plan(name)
-        tree = model_query(plan, relations)
-        out.append(Statement(name, "full", tree, render(tree, dialect)))
-        inc = plan.incremental
-        if inc and inc.strategy in ("append", "upsert"):
-            cdc_type = next(c.type for c in plan.output if c.name == inc.cdc_column)
-            mark = (lit(parse_watermark(watermark, cdc_type, name)) if watermark is not None
-                    else WATERMARK_PLACEHOLDER.copy())
-            tree = incremental_tree(plan, relations, mark)
-            path = delta_query(plan, relations, mark).path
-            label = f"incremental: {inc.strategy}, {path}"
-            out.append(Statement(name, label, tree, render(tree, dialect)))
+        try:
+            out.extend(_model_statements(module, name, dialect, relations, watermark))
+        except RecursionError:
+            raise fail("E092", f"model `{name}` nests an expression too deeply to render",
+                       module.models[name].decl.name_span, TOO_DEEP_HINT) from None
+    return out
+
+
+def _model_statements(module: Module, name: str, dialect: Dialect, relations: Relations,
+                      watermark: str | None) -> list[Statement]:
+    out: list[Statement] = []
+    plan = module.plan(name)
+    tree = model_query(plan, relations)
+    out.append(Statement(name, "full", tree, render(tree, dialect)))
+    inc = plan.incremental
+    if inc and inc.strategy in ("append", "upsert"):
+        cdc_type = next(c.type for c in plan.output if c.name == inc.cdc_column)
+        mark = (lit(parse_watermark(watermark, cdc_type, name)) if watermark is not None
+                else WATERMARK_PLACEHOLDER.copy())
+        tree = incremental_tree(plan, relations, mark)
+        path = delta_query(plan, relations, mark).path
+        label = f"incremental: {inc.strategy}, {path}"
+        out.append(Statement(name, label, tree, render(tree, dialect)))
     return out
 
 
@@ -138,6 +152,8 @@ def incremental_tree(plan: Plan, relations: Relations, watermark: exp.Expression
 def render(tree: exp.Expression, dialect: Dialect, pretty: bool = True) -> str:
     try:
         return dialect.render(tree, pretty=pretty)
+    except RecursionError:
+        raise
     except Exception as err:  # SQLGlot raises UnsupportedError and friends
         raise fail("E091", f"{dialect.name} cannot express this query: {err}", None) from None
 

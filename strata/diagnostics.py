@@ -141,4 +141,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E089": ("upsert without valid merge_keys", "merge_strategy: upsert without merge_keys"),
     "E090": ("unknown dialect", "--dialect oracle"),
     "E091": ("the dialect cannot express this", "a construct with no equivalent in the target"),
+    "E092": ("an expression is nested too deeply to compile",
+             "a chain of a thousand `and`s or `+`s in one expression"),
 }

@@ -128,7 +128,7 @@ CASES = [
 
 # Codes that come from the file system or a command option, not from module text;
 # each has its own test below.
-SPECIAL = {"E002", "E004", "E005", "E084", "E090", "E091"}
+SPECIAL = {"E002", "E004", "E005", "E084", "E090", "E091", "E092"}
 
 
 def marked(text: str, diag: Diagnostic) -> str:
@@ -232,9 +232,74 @@ def test_E084_a_watermark_that_does_not_fit_the_cdc_column() -> None:
     assert "not-a-timestamp" in diag.message
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-Infinity"])
+@pytest.mark.parametrize("column", ["score", "amount"])
+def test_E084_a_watermark_that_is_not_a_finite_number(value: str, column: str) -> None:
+    """nan/inf used to pass (Decimal('NaN') then crashed lit(); float nan rendered as
+    the bare word `nan`)."""
+    text = PRELUDE + f"""\
+source scores {{ id: int, score: double, amount: decimal(12, 2) }}
+model m {{
+  from scores
+  incremental
+  merge_strategy: append
+  cdc_column: {column}
+}}
+"""
+    diag = _compile_error(text, watermark=value)
+    assert diag.code == "E084" and value in diag.message
+
+
 def test_E090_an_unknown_dialect() -> None:
     diag = _compile_error(INCREMENTAL, dialect_name="oracle")
     assert diag.code == "E090" and diag.span is None
+
+
+def test_E091_a_construct_the_dialect_cannot_express() -> None:
+    """SQLGlot only logged a warning and rendered it anyway; now it is E091."""
+    import dialects
+    from sqlglot import exp, parse_one
+
+    from strata.compiler import render
+    from strata.diagnostics import StrataError
+
+    except_all = exp.Except(this=parse_one("SELECT 1 AS a"), expression=parse_one("SELECT 2 AS a"),
+                            distinct=False)
+    assert "EXCEPT ALL" in render(except_all, dialects.get("duckdb"))
+    with pytest.raises(StrataError) as info:
+        render(except_all, dialects.get("bigquery"))
+    [diag] = info.value.diagnostics
+    assert diag.code == "E091" and "EXCEPT ALL" in diag.message
+
+
+class TestTooDeep:
+    """E092: expressions deeper than Python's recursion limit raised RecursionError
+    from Lark's transformer, the typer or SQLGlot's generator."""
+
+    def test_a_long_chain_is_refused_while_parsing(self) -> None:
+        body = "model m {\n  from orders\n  filter " + " and ".join(["id > 1"] * 2000) + "\n}\n"
+        [diag] = load_text(PRELUDE + body, "m.strata").diagnostics
+        assert diag.code == "E092"
+        assert (diag.span.line - PRELUDE_LINES, diag.span.column) == (3, 3)  # the filter
+
+    def test_deep_but_parsable_is_refused_when_rendering(self) -> None:
+        from strata.diagnostics import StrataError
+
+        body = "model m {\n  from orders\n  filter " + "not " * 330 + "id > 1\n}\n"
+        module = load_text(PRELUDE + body, "m.strata")
+        if module.ok:
+            with pytest.raises(StrataError) as info:
+                compile_statements(module)
+            [diag] = info.value.diagnostics
+        else:
+            [diag] = module.diagnostics
+        assert diag.code == "E092"
+
+    def test_a_few_hundred_levels_still_compile(self) -> None:
+        body = "model m {\n  from orders\n  filter id > " + " + ".join(["1"] * 200) + "\n}\n"
+        module = load_text(PRELUDE + body, "m.strata")
+        assert module.ok
+        assert "1 + 1 + 1" in compile_statements(module)[0].sql
 
 
 # ---------------------------------------------------------------- the dependency graph

@@ -23,7 +23,7 @@ from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
 from strata.syntax import ast
-from strata.syntax.parser import parse_text, read_text
+from strata.syntax.parser import TOO_DEEP_HINT, parse_text, read_text
 
 
 # ---------------------------------------------------------------- loading
@@ -174,7 +174,12 @@ class Resolver:
             if any(self.module.models[m].plan is None for m in info.models_read):
                 continue
             before = len(self.diags)
-            plan = ModelResolver(self, info.decl).run()
+            try:
+                plan = ModelResolver(self, info.decl).run()
+            except RecursionError:
+                self.error("E092", f"model `{name}` nests an expression too deeply to compile",
+                           info.decl.name_span, TOO_DEEP_HINT)
+                continue
             if len(self.diags) == before:
                 info.plan = plan
         self.module.order = order

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from strata.diagnostics import Diagnostic, Span, StrataError, fail
@@ -501,8 +501,30 @@ def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:
     except VisitError as err:
         if isinstance(err.orig_exc, StrataError):
             raise err.orig_exc from None
+        if isinstance(err.orig_exc, RecursionError):
+            raise _too_deep(file, tree) from None
         raise
+    except RecursionError:
+        raise _too_deep(file, tree) from None
     return ast.ModuleFile(file, tuple(decls))
+
+
+TOO_DEEP_HINT = "split it: compute parts with `let` or `derive` and combine those"
+
+
+def _too_deep(file: str, tree: Tree) -> StrataError:
+    """E092 at the statement holding the deepest expression (found without recursion)."""
+    deepest, where = 0, tree
+    stack = [(tree, 0, tree)]
+    while stack:
+        node, depth, statement = stack.pop()
+        if depth == 2:  # start -> declaration -> statement
+            statement = node
+        if depth > deepest:
+            deepest, where = depth, statement
+        stack.extend((c, depth + 1, statement) for c in node.children if isinstance(c, Tree))
+    return fail("E092", f"an expression nested {deepest - 2} levels deep is too deep to compile",
+                _span(file, where.meta), TOO_DEEP_HINT)
 
 
 def read_text(path: Path, display: str) -> str:

@@ -61,3 +61,15 @@ def csv_reader(path: str, types: dict[str, str]) -> exp.Expression:
         args.append(exp.PropertyEQ(this=exp.to_identifier("types"), expression=struct))
     # a Table around the call, as in file_source, so it can take the model's alias
     return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
+
+
+# Integer types whose values can index a bitmap: a uniqueness check on them is one
+# `bitstring_agg` pass instead of a hash aggregate over every distinct key.
+INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                           "USMALLINT", "UINTEGER", "UBIGINT"})
+
+
+def bitmap_distinct(slot: str, size: int) -> str:
+    """How many distinct values an integer `slot` in [0, size) takes, in one pass over
+    a bitmap of `size` bits (0 on no rows)."""
+    return f"coalesce(bit_count(bitstring_agg({slot}, 0, {size - 1})), 0)"

@@ -14,6 +14,7 @@ from strata.engine import ops
 from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
+from strata.engine.pins import declared_unique, planned_checks
 from strata.engine.sources import parse_overrides
 from strata.engine.staleness import plan_reasons
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
@@ -121,10 +122,14 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
         wh.close()
     note = ("data staleness (changed sources) is decided only by `run --only-stale` and "
             "`backfill`, which read the data; plan reads none")
+    # what a rebuild checks (pins, join fan-out) and what it skips, and why
+    checks = {m: planned_checks(mod.plan(m), declared_unique(
+        {n: mod.plan(n) for n in closure})) for m in closure}
     if as_json:
         print_json({"branch": branch, "base_run": base.id if base else None,
                     "models": [{"model": m, "reason": r,
-                                "rebuild": not r.startswith("up to date")}
+                                "rebuild": not r.startswith("up to date"),
+                                "checks": checks[m][0], "skipped_checks": checks[m][1]}
                                for m, r in reasons.items()], "note": note})
         return
     out = console()
@@ -133,6 +138,8 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
     for model, reason in reasons.items():
         mark = "=" if reason.startswith("up to date") else "+"
         out.print(f"  {mark} {model:<32} {reason}", markup=False)
+        for skipped in checks[model][1]:
+            out.print(f"      skip {skipped['check']}: {skipped['reason']}", markup=False)
     out.print(f"note: {note}", markup=False)
 
 

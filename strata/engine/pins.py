@@ -1,92 +1,353 @@
 """Pins and join cardinality, checked in SQL on the engine before anything publishes.
 
-No rows are pulled into Python except a small sample of offenders for the message.
-A violation raises StrataError with a code in E060–E064.
+Semantics:
+- `pin unique [cols]`: no two rows share the values of `cols`, NULL counted as a value
+  (two rows whose `id` is NULL share it). This is the stricter reading, the one an
+  upsert merge (null-safe key equality) and the join exemption below rely on. Add
+  `pin not_null [cols]` to forbid the NULL itself.
+- Join fan-out (`join`/`join_left` without `many`): no left row may match two right
+  rows. Right rows with a NULL key never match (`=` on NULL is not true), so they
+  cannot fan out; duplicated right keys no left row matches are harmless.
+- The fan-out check is skipped when the right side is a model whose `pin unique` on
+  exactly the join's key columns was verified (in this run, or recorded with the
+  snapshot being read), or proven by the plan (one row per `group` key).
+
+Cost (SPEC: "in SQL on the engine"): no rows reach Python except a sample of
+offenders after a violation. `pin rows` reads the row count the run has anyway and
+`pin columns` the table's DESCRIBE. Every `not_null` pin and every `unique` pin on
+integer columns share one scan: a unique integer key maps each row to a slot of a
+bitmap (`bitstring_agg`), and the key is unique iff as many slots are set as there
+are rows. Other unique pins cost one hash aggregate each on `hash(cols)`. Only after
+a violation do the slower queries run that count offenders and fetch a sample.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from dialects import duckdb as duck
-from strata.diagnostics import Diagnostic, StrataError
-from strata.plan import Col, DeriveStage, JoinStage, PinSpec, Plan
+from strata.diagnostics import Diagnostic, Span, StrataError
+from strata.plan import (
+    AggregateStage,
+    Col,
+    ColRef,
+    DeriveStage,
+    FilterStage,
+    JoinStage,
+    PinSpec,
+    Plan,
+    RelationRef,
+    SelectStage,
+)
 from strata.semantics.checks import types_fit
 from strata.semantics.types import Type
-from strata.sqlgen.build import Relations, model_query
+from strata.sqlgen.build import Relations, bind, model_query
+from strata.sqlgen.names import column
 
 SAMPLE = 5
+BITMAP_BITS = 1 << 28  # at most 32 MB of bitmap per uniqueness scan
+NOTHING_PUBLISHED = "nothing was published"
 
 
+# ---------------------------------------------------------------- results
 @dataclass
 class CheckLog:
-    """What was checked and what was skipped (and why), for --json and the display."""
+    """What was checked and what was skipped (and why), for --json and the display;
+    every statement run, with its time, for tests and the benchmark."""
 
     ran: list[str] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
     statements: list[str] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
 
     def sql(self, wh, statement: str):
+        started = time.perf_counter()
+        cursor = wh.execute(statement)
         self.statements.append(statement)
-        return wh.execute(statement)
+        self.seconds.append(time.perf_counter() - started)
+        return cursor
+
+    def rows(self, wh, statement: str) -> list[tuple]:
+        started = time.perf_counter()
+        rows = wh.execute(statement).fetchall()
+        self.statements.append(statement)
+        self.seconds.append(time.perf_counter() - started)
+        return rows
+
+    def skip(self, check: str, reason: str) -> None:
+        self.skipped.append({"check": check, "reason": reason})
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One failed check: its code (E060–E064), the model, the check, how many rows (or
+    key values) offend, and a sample of them."""
+
+    code: str
+    model: str
+    check: str
+    count: int
+    message: str
+    sample: tuple[dict, ...] = ()
+    span: Span | None = None
+    hint: str = NOTHING_PUBLISHED
+
+    def diagnostic(self) -> Diagnostic:
+        notes = (f"sample: {_sample_text(self.sample)}",) if self.sample else ()
+        return Diagnostic(self.code, f"model `{self.model}`: {self.check} violated: "
+                          f"{self.message}", self.span, self.hint, notes=notes)
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "model": self.model, "check": self.check,
+                "count": self.count, "message": self.message,
+                "sample": [{k: _json_value(v) for k, v in row.items()} for row in self.sample]}
+
+
+class PinError(StrataError):
+    """Pins or join cardinality violated: the run fails and publishes nothing."""
+
+    def __init__(self, violations: list[Violation]):
+        self.violations = list(violations)
+        super().__init__([v.diagnostic() for v in self.violations])
+
+
+# ---------------------------------------------------------------- SQL helpers
+def q(name: str) -> str:
+    """A quoted identifier: any column name, hostile ones included."""
+    return exp.to_identifier(name, quoted=True).sql("duckdb")
 
 
 def _cols(names) -> str:
-    return ", ".join(exp.to_identifier(n, quoted=True).sql("duckdb") for n in names)
+    return ", ".join(q(n) for n in names)
 
 
-def _sample(rows, names) -> str:
-    return "; ".join("(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, r)) + ")"
-                     for r in rows)
+def _fresh(wanted: str, taken) -> str:
+    """An alias no column of the relation uses (`rows`, else `rows_2`, ...)."""
+    taken = set(taken)
+    name, n = wanted, 1
+    while name in taken:
+        n += 1
+        name = f"{wanted}_{n}"
+    return name
 
 
-def pin_error(code: str, model: str, pin: PinSpec, message: str, notes=()) -> StrataError:
-    return StrataError(Diagnostic(code, f"model `{model}`: {pin.describe()} violated: {message}",
-                                  pin.span, "nothing was published", notes=tuple(notes)))
+def _json_value(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    return str(value)
 
 
+def _sample_text(sample) -> str:
+    return "; ".join("(" + ", ".join(f"{k}={_shown(v)}" for k, v in row.items()) + ")"
+                     for row in sample)
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value)
+
+
+def _columns(wh, relation_sql: str) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in wh.execute(f"DESCRIBE SELECT * FROM {relation_sql}").fetchall()]
+
+
+# ---------------------------------------------------------------- uniqueness, fast
+@dataclass(frozen=True)
+class _Key:
+    """A key to test for duplicates: SQL expressions over one relation."""
+
+    exprs: tuple[str, ...]
+    integer: bool  # every expression is of an integer type (bitmap-able)
+    null_is_value: bool  # pins: NULL is a value; joins: NULL rows are left out
+
+
+def _bitmap_slot(key: _Key, bounds: list[tuple], rows: int) -> tuple[str, int] | None:
+    """An integer slot per row, equal for two rows iff their keys are equal, and the
+    bitmap size; None when the key's range is too wide for a bitmap."""
+    parts, size = [], 1
+    for expr, (low, high) in zip(key.exprs, bounds):
+        if low is None:  # only NULLs
+            parts.append(("0", 1))
+            size *= 1
+            continue
+        span = int(high) - int(low) + (2 if key.null_is_value else 1)
+        size *= span
+        if size > min(BITMAP_BITS, max(1 << 20, 64 * rows)):
+            return None
+        offset = f"CAST({expr} AS HUGEINT) - ({int(low)})" + (" + 1" if key.null_is_value else "")
+        parts.append((f"coalesce({offset}, 0)" if key.null_is_value else f"({offset})", span))
+    slot, stride = [], 1
+    for part, span in parts:
+        if part != "0":
+            slot.append(part if stride == 1 else f"{part} * {stride}")
+        stride *= span
+    return (" + ".join(slot) or "0"), size
+
+
+def _key_bounds(wh, relation: str, keys: list[_Key], where: str, log: CheckLog) -> list:
+    """min/max of every integer key expression (answered from table statistics on a
+    fresh snapshot table)."""
+    exprs = [e for k in keys for e in k.exprs]
+    if not exprs:
+        return []
+    select = ", ".join(f"min({e}), max({e})" for e in exprs)
+    row = log.rows(wh, f"SELECT {select} FROM {relation}{where}")[0]
+    flat = [(row[2 * i], row[2 * i + 1]) for i in range(len(exprs))]
+    out, i = [], 0
+    for k in keys:
+        out.append(flat[i:i + len(k.exprs)])
+        i += len(k.exprs)
+    return out
+
+
+def _hash_has_duplicates(wh, relation: str, key: _Key, where: str, log: CheckLog) -> bool:
+    """One hash aggregate over hash(key): no group of two means no duplicate (equal keys
+    hash equal). A group of two may be a hash collision: the caller then counts exactly."""
+    (n,) = log.rows(wh, f"SELECT count(*) FROM (SELECT 1 FROM {relation}{where} "
+                        f"GROUP BY hash({', '.join(key.exprs)}) HAVING count(*) > 1)")[0]
+    return bool(n)
+
+
+# ---------------------------------------------------------------- pins
 def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog) -> list[str]:
-    """Check every pin of `plan` against the materialized relation; returns the names of
-    the verified pins (e.g. `unique:id`)."""
-    verified = []
-    for pin in plan.pins:
+    """Check every pin of `plan` against the materialized relation. Raises PinError with
+    every violation (in the order the pins are written); returns the verified pins
+    (e.g. `unique:id`), which the join exemption reads."""
+    if not plan.pins:
+        return []
+    columns = _columns(wh, relation_sql)
+    types = dict(columns)
+    found: dict[int, Violation] = {}
+    ran: dict[int, str] = {}  # pin index -> label, reported in the order pins are written
+    verified: list[str] = []
+    uniques: list[tuple[int, PinSpec]] = []
+    not_nulls: list[tuple[int, PinSpec]] = []
+    for i, pin in enumerate(plan.pins):
         label = pin.describe()
-        if pin.kind == "unique":
-            cols = _cols(pin.columns)
-            dupes = f"SELECT {cols}, count(*) AS n FROM {relation_sql} GROUP BY ALL HAVING count(*) > 1"
-            count, extra = log.sql(wh, f"SELECT count(*), coalesce(sum(n), 0) FROM ({dupes})"
-                                   ).fetchone()
-            if count:
-                sample = log.sql(wh, f"{dupes} ORDER BY n DESC LIMIT {SAMPLE}").fetchall()
-                raise pin_error("E061", plan.model, pin,
-                                f"{count} key value(s) shared by {extra} rows",
-                                [f"sample (key, rows): {_sample(sample, [*pin.columns, 'rows'])}"])
-            verified.append("unique:" + ",".join(sorted(pin.columns)))
-        elif pin.kind == "not_null":
-            cond = " OR ".join(f"{_cols([c])} IS NULL" for c in pin.columns)
-            (count,) = log.sql(wh, f"SELECT count(*) FROM {relation_sql} WHERE {cond}").fetchone()
-            if count:
-                names = [c for c, _ in _columns(wh, relation_sql)]
-                sample = log.sql(wh, f"SELECT * FROM {relation_sql} WHERE {cond} LIMIT {SAMPLE}"
-                                 ).fetchall()
-                raise pin_error("E062", plan.model, pin, f"{count} row(s) with NULL",
-                                [f"sample rows: {_sample(sample, names)}"])
-            verified.append("not_null:" + ",".join(sorted(pin.columns)))
-        elif pin.kind == "rows":
+        if pin.kind == "rows":
+            ran[i] = label
             low, high = _bounds(pin)
-            if not (low <= row_count <= high):
-                raise pin_error("E063", plan.model, pin, f"the model has {row_count} rows")
-            verified.append(label)
+            if low <= row_count <= high:
+                verified.append(label)
+            else:
+                found[i] = Violation("E063", plan.model, label, row_count,
+                                     f"the model has {row_count} rows", span=pin.span)
         elif pin.kind == "columns":
-            actual = _columns(wh, relation_sql)
-            problems = contract_problems_engine(pin.contract, actual)
+            ran[i] = label
+            problems = contract_problems_engine(pin.contract, columns)
             if problems:
-                raise pin_error("E060", plan.model, pin, "; ".join(problems))
-            verified.append(label)
-        log.ran.append(label)
+                found[i] = Violation("E060", plan.model, label, len(problems),
+                                     "the materialized table " + "; ".join(problems),
+                                     span=pin.span,
+                                     hint="fix the model or the contract; " + NOTHING_PUBLISHED)
+            else:
+                verified.append(label)
+        elif pin.kind == "unique":
+            proof = proven_unique(plan, pin.columns)
+            if proof is not None:
+                log.skip(label, proof)
+                verified.append(unique_key(pin.columns))
+            else:
+                uniques.append((i, pin))
+        elif pin.kind == "not_null":
+            not_nulls.append((i, pin))
+
+    if row_count == 0:  # nothing can be NULL or shared
+        for i, pin in [*uniques, *not_nulls]:
+            ran[i] = pin.describe()
+            verified.append(_verified_name(pin))
+        uniques, not_nulls = [], []
+
+    # one scan: NULL counts per column, and a bitmap per integer unique pin
+    keys = {i: _Key(tuple(q(c) for c in pin.columns),
+                    all(types.get(c, "").upper() in duck.INTEGER_TYPES for c in pin.columns),
+                    null_is_value=True) for i, pin in uniques}
+    bitmap_pins = [i for i, _ in uniques if keys[i].integer]
+    bounds = dict(zip(bitmap_pins, _key_bounds(wh, relation_sql, [keys[i] for i in bitmap_pins],
+                                               "", log)))
+    slots = {i: s for i in bitmap_pins
+             if (s := _bitmap_slot(keys[i], bounds[i], row_count)) is not None}
+    null_cols = list(dict.fromkeys(c for _, pin in not_nulls for c in pin.columns))
+    items = ["count(*)"] + [f"count(*) FILTER (WHERE {q(c)} IS NULL)" for c in null_cols]
+    items += [duck.bitmap_distinct(slot, size) for slot, size in slots.values()]
+    scan = log.rows(wh, f"SELECT {', '.join(items)} FROM {relation_sql}")[0] \
+        if len(items) > 1 else (row_count,)
+    total = scan[0]
+    nulls = dict(zip(null_cols, scan[1:1 + len(null_cols)]))
+    distinct = dict(zip(slots, scan[1 + len(null_cols):]))
+
+    for i, pin in not_nulls:
+        ran[i] = pin.describe()
+        if not any(nulls[c] for c in pin.columns):
+            verified.append(_verified_name(pin))
+            continue
+        found[i] = _not_null_violation(wh, relation_sql, plan.model, pin, columns, nulls, log)
+    for i, pin in uniques:
+        ran[i] = pin.describe()
+        if i in distinct:
+            suspect = distinct[i] != total
+        else:
+            suspect = _hash_has_duplicates(wh, relation_sql, keys[i], "", log)
+        violation = _unique_violation(wh, relation_sql, plan.model, pin, columns, log) \
+            if suspect else None
+        if violation is None:
+            verified.append(unique_key(pin.columns))
+        else:
+            found[i] = violation
+    log.ran.extend(ran[i] for i in sorted(ran))
+    if found:
+        raise PinError([found[i] for i in sorted(found)])
     return verified
+
+
+def unique_key(columns) -> str:
+    """How a verified `pin unique` is recorded: `unique:a,b` (sorted)."""
+    return "unique:" + ",".join(sorted(columns))
+
+
+def _verified_name(pin: PinSpec) -> str:
+    if pin.kind in ("unique", "not_null"):
+        return f"{pin.kind}:" + ",".join(sorted(pin.columns))
+    return pin.describe()
+
+
+def _unique_violation(wh, relation: str, model: str, pin: PinSpec, columns, log: CheckLog
+                      ) -> Violation | None:
+    n = _fresh("rows", [c for c, _ in columns])
+    cols = _cols(pin.columns)
+    dupes = (f"SELECT {cols}, count(*) AS {q(n)} FROM {relation} GROUP BY {cols} "
+             f"HAVING count(*) > 1")
+    keys, rows = log.rows(wh, f"SELECT count(*), coalesce(sum({q(n)}), 0) FROM ({dupes})")[0]
+    if not keys:
+        return None  # a hash collision, not a duplicate
+    sample = log.rows(wh, f"{dupes} ORDER BY {q(n)} DESC, {cols} LIMIT {SAMPLE}")
+    return Violation("E061", model, pin.describe(), int(rows),
+                     f"{keys} value(s) of [{', '.join(pin.columns)}] are shared by {rows} rows",
+                     tuple(dict(zip([*pin.columns, n], r)) for r in sample), pin.span)
+
+
+def _not_null_violation(wh, relation: str, model: str, pin: PinSpec, columns,
+                        nulls: dict[str, int], log: CheckLog) -> Violation:
+    cond = " OR ".join(f"{q(c)} IS NULL" for c in pin.columns)
+    (count,) = log.rows(wh, f"SELECT count(*) FROM {relation} WHERE {cond}")[0]
+    names = [c for c, _ in columns]
+    sample = log.rows(wh, f"SELECT * FROM {relation} WHERE {cond} LIMIT {SAMPLE}")
+    per = ", ".join(f"{c}: {nulls[c]}" for c in pin.columns if nulls[c])
+    return Violation("E062", model, pin.describe(), int(count),
+                     f"{count} row(s) with NULL ({per})",
+                     tuple(dict(zip(names, r)) for r in sample), pin.span)
 
 
 def _bounds(pin: PinSpec) -> tuple[int, int]:
@@ -97,18 +358,15 @@ def _bounds(pin: PinSpec) -> tuple[int, int]:
     return {">=": (value, big), "<=": (0, value), "=": (value, value)}[pin.op]
 
 
-def _columns(wh, relation_sql: str) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in wh.execute(f"DESCRIBE SELECT * FROM {relation_sql}").fetchall()]
-
-
 def contract_problems_engine(contract, actual: list[tuple[str, str]]) -> list[str]:
+    """`pin columns` against the real schema (names and DuckDB types)."""
     have = dict(actual)
     want = dict(contract)
-    problems = [f"`{n}` is missing" for n in want if n not in have]
-    problems += [f"`{n}` is not in the contract" for n in have if n not in want]
+    problems = [f"lacks `{n}`" for n in want if n not in have]
+    problems += [f"has `{n}`, which is not in the contract" for n in have if n not in want]
     for name, declared in want.items():
         if name in have and not _kind_fits(declared, have[name]):
-            problems.append(f"`{name}` is {have[name]}, the contract says {declared}")
+            problems.append(f"has `{name}` as {have[name]}, the contract says {declared}")
     return problems
 
 
@@ -116,64 +374,285 @@ def _kind_fits(declared: Type, engine_type: str) -> bool:
     kind = duck.type_kind(engine_type)
     if declared.kind == "list":
         return kind.startswith("list<") and _kind_fits(declared.element, engine_type.strip()[:-2])
-    if kind.startswith("other"):
+    if kind.startswith(("other", "list")):
         return False
     return types_fit(declared, Type(kind))
 
 
+# ---------------------------------------------------------------- proofs from the plan
+def proven_unique(plan: Plan, columns) -> str | None:
+    """Why `columns` are unique by construction, or None. The one proof: after a
+    `group k...`/`aggregate` followed only by filters, derives and selects, each output
+    row is one group, so any columns carrying every group key are unique (GROUP BY puts
+    NULLs in one group, as `pin unique` counts them). An aggregate without `group`
+    gives at most one row."""
+    last = max((i for i, s in enumerate(plan.stages) if isinstance(s, AggregateStage)),
+               default=None)
+    if last is None:
+        return None
+    after = plan.stages[last + 1:]
+    if not all(isinstance(s, (FilterStage, DeriveStage, SelectStage)) for s in after):
+        return None
+    agg: AggregateStage = plan.stages[last]
+    if not agg.keys:
+        return "proven by the plan: `aggregate` without `group` gives at most one row"
+    carried: dict[int, int] = {}  # output column id -> the column it passes through
+    for stage in after:
+        if isinstance(stage, (DeriveStage, SelectStage)):
+            for col, node in stage.items:
+                if isinstance(node, ColRef):
+                    carried[col.id] = node.col_id
+
+    def origin(col_id: int) -> int:
+        seen = set()
+        while col_id in carried and col_id not in seen:
+            seen.add(col_id)
+            col_id = carried[col_id]
+        return col_id
+
+    by_name = {c.name: origin(c.id) for c in plan.output}
+    have = {by_name[n] for n in columns if n in by_name}
+    if {c.id for c, _ in agg.keys} <= have:
+        names = ", ".join(c.name for c, _ in agg.keys)
+        return f"proven by the plan: one row per `group {names}`"
+    return None
+
+
 # ---------------------------------------------------------------- join cardinality
+@dataclass
+class JoinKeys:
+    """A join condition split for the fan-out check."""
+
+    keys: list[tuple[exp.Expression, exp.Expression]]  # (left expr, right expr) equalities
+    right_filters: list[exp.Expression]  # conjuncts reading only the right side
+    left_filters: list[exp.Expression]  # conjuncts reading only the left side
+
+    def names(self, stage: JoinStage) -> list[str]:
+        """The right keys as the author reads them: column names, or the expression."""
+        env = {c.id: column(c.name) for c in stage.columns}
+        return [bind(r, env).sql("duckdb") for _, r in self.keys]
+
+    def condition(self, plan: Plan, stage: JoinStage) -> str:
+        """`customer_id = c.id, ...`: each key equality, left side as written."""
+        env = {i: column(n) for i, n in _col_names(plan).items()}
+        env.update({c.id: column(c.name, stage.alias) for c in stage.columns})
+        return ", ".join(f"{bind(a, env).sql('duckdb')} = {bind(b, env).sql('duckdb')}"
+                         for a, b in self.keys)
+
+    def plain_columns(self, stage: JoinStage) -> list[str] | None:
+        """The right key columns when every right key is a bare column."""
+        by_id = {c.id: c.name for c in stage.columns}
+        if all(isinstance(r, ColRef) and r.col_id in by_id for _, r in self.keys):
+            return [by_id[r.col_id] for _, r in self.keys]
+        return None
+
+
+def split_join(stage: JoinStage) -> JoinKeys | None:
+    """Equalities between a left-side expression and a right-side one are keys;
+    conjuncts on one side only filter that side. Anything else (an `or` across both
+    sides, a range condition) cannot be checked by key: None."""
+    right_ids = {c.id for c in stage.columns}
+    on = stage.on
+    conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+    out = JoinKeys([], [], [])
+    for conj in conjuncts:
+        while isinstance(conj, exp.Paren):
+            conj = conj.this
+        refs = _refs(conj)
+        if not refs & right_ids:
+            out.left_filters.append(conj)
+            continue
+        if refs <= right_ids:
+            out.right_filters.append(conj)
+            continue
+        if isinstance(conj, exp.EQ):
+            a, b = conj.this, conj.expression
+            ra, rb = _refs(a), _refs(b)
+            if rb and rb <= right_ids and not ra & right_ids:
+                out.keys.append((a, b))
+                continue
+            if ra and ra <= right_ids and not rb & right_ids:
+                out.keys.append((b, a))
+                continue
+        return None
+    return out if out.keys else None
+
+
+def _refs(node: exp.Expression) -> set[int]:
+    return {n.col_id for n in node.find_all(ColRef)}
+
+
+def join_label(plan: Plan, stage: JoinStage, split: JoinKeys | None = None) -> str:
+    """`join customers as c on customer_id = c.id`: the join as the author wrote it
+    (the keys only, when there are)."""
+    word = "join_left" if stage.left else "join"
+    many = " many" if stage.many else ""
+    alias = f" as {stage.alias}" if stage.alias != stage.relation.name else ""
+    keys = f" on {split.condition(plan, stage)}" if split else ""
+    return f"{word}{many} {stage.relation.name}{alias}{keys}"
+
+
+def _col_names(plan: Plan) -> dict[int, str]:
+    """Every column id of the plan -> its name, to show expressions as written."""
+    out = {c.id: c.name for c in plan.base.columns}
+    out.update({c.id: c.name for c, _ in plan.base.lets})
+    for stage in plan.stages:
+        if isinstance(stage, JoinStage):
+            out.update({c.id: c.name for c in stage.columns})
+        elif isinstance(stage, AggregateStage):
+            out.update({c.id: c.name for c, _ in [*stage.keys, *stage.aggregates]})
+        elif isinstance(stage, (DeriveStage, SelectStage)):
+            out.update({c.id: c.name for c, _ in stage.items})
+        elif hasattr(stage, "item"):
+            out[stage.item.id] = stage.item.name
+        elif hasattr(stage, "output"):
+            out.update({c.id: c.name for c in stage.output})
+    return out
+
+
 def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
                 verified_unique, log: CheckLog) -> None:
     """Every `join`/`join_left` without `many`: no left row may match two right rows.
 
     `verified_unique(ref, columns)` tells whether the right side's uniqueness on exactly
-    those columns is already pinned and verified (then the check is skipped).
+    those columns is pinned and verified (then the check is skipped, and says why).
     """
+    found: list[Violation] = []
     for index, stage in enumerate(plan.stages):
-        if not isinstance(stage, JoinStage) or stage.many:
+        if not isinstance(stage, JoinStage):
             continue
-        label = f"join {stage.alias} on {', '.join(c.name for _, c in stage.keys) or '?'}"
-        if not stage.keys:
-            log.skipped.append({"check": f"join {stage.alias}", "reason":
-                                "the condition is not a conjunction of equalities; fan-out "
-                                "cannot be checked by key"})
+        if stage.many:
+            log.skip(join_label(plan, stage, split_join(stage)),
+                     "`many`: the join may match several rows")
             continue
-        key_names = [c.name for _, c in stage.keys]
-        if verified_unique(stage.relation, key_names):
-            log.skipped.append({"check": label, "reason": f"`{stage.relation.name}` pins unique "
-                                f"[{', '.join(key_names)}], verified"})
+        split = split_join(stage)
+        label = join_label(plan, stage, split)
+        if split is None:
+            log.skip(label, "the condition is not an `and` of equalities between the two "
+                     "sides: fan-out cannot be checked by key")
             continue
-        right = relation_sql_of(stage.relation)
-        cols = _cols(key_names)
-        not_null = " AND ".join(f"{_cols([k])} IS NOT NULL" for k in key_names)
-        dupes = (f"SELECT {cols}, count(*) AS n FROM {right} WHERE {not_null} "
-                 f"GROUP BY ALL HAVING count(*) > 1")
-        (count,) = log.sql(wh, f"SELECT count(*) FROM ({dupes})").fetchone()
+        plain = split.plain_columns(stage)
+        if plain is not None and verified_unique(stage.relation, plain):
+            log.skip(label, f"`{stage.relation.name}` pins unique [{', '.join(plain)}], "
+                     "verified")
+            continue
         log.ran.append(label)
-        if not count:
-            continue
-        # Duplicated right keys only matter when some left row matches them.
-        left = _left_keys_query(plan, index, relations)
-        match = " AND ".join(f"__l.{_cols([f'__k{i}'])} = __d.{_cols([k])}"
-                             for i, k in enumerate(key_names))
-        matched_sql = (f"WITH __left AS ({left}), __d AS ({dupes}) SELECT __d.* FROM __d "
-                       f"WHERE EXISTS (SELECT 1 FROM __left AS __l WHERE {match}) "
-                       f"ORDER BY n DESC")
-        sample = log.sql(wh, matched_sql + f" LIMIT {SAMPLE}").fetchall()
-        if sample:
-            (total,) = log.sql(wh, f"SELECT count(*) FROM ({matched_sql})").fetchone()
-            raise StrataError(Diagnostic(
-                "E064", f"model `{plan.model}`: `join {stage.relation.name}` is many-to-one, but "
-                f"{total} key value(s) of `{stage.alias}` match several rows",
-                stage.span, "fix the data, or write `join many` if the fan-out is intended",
-                notes=(f"key: {', '.join(key_names)}; sample (key, rows): "
-                       f"{_sample(sample, [*key_names, 'rows'])}",)))
+        violation = _fan_out(wh, plan, index, stage, split, label, relations,
+                             relation_sql_of(stage.relation), log)
+        if violation is not None:
+            found.append(violation)
+    if found:
+        raise PinError(found)
 
 
-def _left_keys_query(plan: Plan, index: int, relations: Relations) -> str:
+def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, label: str,
+             relations: Relations, right: str, log: CheckLog) -> Violation | None:
+    env = {c.id: column(c.name, "__r") for c in stage.columns}
+    rights = [bind(r, env).sql("duckdb") for _, r in split.keys]
+    conds = [f"({r}) IS NOT NULL" for r in rights]
+    conds += [f"({bind(f, env).sql('duckdb')})" for f in split.right_filters]
+    where = " WHERE " + " AND ".join(conds)
+    relation = f"{right} AS __r"
+    types = [t for _, t in _columns(wh, f"(SELECT {', '.join(rights)} FROM {relation})")]
+    key = _Key(tuple(rights), all(t.upper() in duck.INTEGER_TYPES for t in types),
+               null_is_value=False)
+    suspect = True
+    if key.integer:
+        (bounds,) = _key_bounds(wh, relation, [key], where, log)
+        (total,) = log.rows(wh, f"SELECT count(*) FROM {relation}{where}")[0]
+        slot = _bitmap_slot(key, bounds, total)
+        if slot is not None:
+            (distinct,) = log.rows(wh, f"SELECT {duck.bitmap_distinct(*slot)} FROM "
+                                       f"{relation}{where}")[0]
+            suspect = distinct != total
+        else:
+            suspect = _hash_has_duplicates(wh, relation, key, where, log)
+    else:
+        suspect = _hash_has_duplicates(wh, relation, key, where, log)
+    if not suspect:
+        return None
+    # Duplicated right keys only matter when some left row matches them.
+    names = [f"__k{i}" for i in range(len(rights))]
+    n = "__rows"
+    select = ", ".join(f"{r} AS {q(k)}" for r, k in zip(rights, names))
+    dupes = (f"SELECT {select}, count(*) AS {n} FROM {relation}{where} "
+             f"GROUP BY {', '.join(rights)} HAVING count(*) > 1")
+    left = _left_keys_query(plan, index, split, relations)
+    match = " AND ".join(f"__l.{q(k)} = __d.{q(k)}" for k in names)
+    matched = (f"WITH __left AS ({left}), __d AS ({dupes}) SELECT __d.* FROM __d "
+               f"WHERE EXISTS (SELECT 1 FROM __left AS __l WHERE {match})")
+    sample = log.rows(wh, f"{matched} ORDER BY {n} DESC LIMIT {SAMPLE}")
+    if not sample:
+        return None
+    keys, left_rows = log.rows(wh, f"WITH __left AS ({left}), __d AS ({dupes}) SELECT "
+                                   f"(SELECT count(*) FROM __d WHERE EXISTS (SELECT 1 FROM "
+                                   f"__left AS __l WHERE {match})), (SELECT count(*) FROM "
+                                   f"__left AS __l WHERE EXISTS (SELECT 1 FROM __d WHERE "
+                                   f"{match}))")[0]
+    shown = split.names(stage)
+    return Violation(
+        "E064", plan.model, f"many-to-one `{label}`", int(left_rows),
+        f"{keys} key value(s) of `{stage.alias}` match several rows; {left_rows} left row(s) "
+        f"would be repeated",
+        tuple(dict(zip([*shown, "rows"], r)) for r in sample), stage.span,
+        "fix the data, or write `join many` if the fan-out is intended; " + NOTHING_PUBLISHED)
+
+
+def _left_keys_query(plan: Plan, index: int, split: JoinKeys, relations: Relations) -> str:
     """The left side's join key values, as a query: the plan cut before the join."""
     keys = [(Col(-(i + 1), f"__k{i}", Type("null")), node.copy())
-            for i, (node, _) in enumerate(plan.stages[index].keys)]
-    cut = Plan(plan.model, plan.base, [*plan.stages[:index], DeriveStage(keys)],
+            for i, (node, _) in enumerate(split.keys)]
+    filters = [FilterStage(f.copy()) for f in split.left_filters]
+    cut = Plan(plan.model, plan.base, [*plan.stages[:index], *filters, DeriveStage(keys)],
                [c for c, _ in keys], plan.reads)
     return model_query(cut, relations).sql(dialect="duckdb")
+
+
+# ---------------------------------------------------------------- what a run will check
+def planned_checks(plan: Plan, pinned_unique) -> tuple[list[str], list[dict]]:
+    """The checks a run of this model will do and those it will skip, decided without
+    executing: `pinned_unique(ref, columns)` says whether the right side of a join pins
+    unique exactly those columns (verified when it is built, or with its snapshot)."""
+    ran: list[str] = []
+    skipped: list[dict] = []
+    for stage in plan.stages:
+        if not isinstance(stage, JoinStage):
+            continue
+        if stage.many:
+            skipped.append({"check": join_label(plan, stage, split_join(stage)),
+                            "reason": "`many`: the join may match several rows"})
+            continue
+        split = split_join(stage)
+        label = join_label(plan, stage, split)
+        plain = split.plain_columns(stage) if split else None
+        if split is None:
+            skipped.append({"check": label, "reason": "the condition is not an `and` of "
+                            "equalities between the two sides: fan-out cannot be checked "
+                            "by key"})
+        elif plain is not None and pinned_unique(stage.relation, plain):
+            skipped.append({"check": label, "reason": f"`{stage.relation.name}` pins unique "
+                            f"[{', '.join(plain)}] (verified when it is built; a snapshot "
+                            "without that record is checked)"})
+        else:
+            ran.append(label)
+    for pin in plan.pins:
+        proof = proven_unique(plan, pin.columns) if pin.kind == "unique" else None
+        if proof:
+            skipped.append({"check": pin.describe(), "reason": proof})
+        else:
+            ran.append(pin.describe())
+    return ran, skipped
+
+
+def declared_unique(plans: dict[str, Plan]):
+    """`pinned_unique` for planned_checks: a model declares `pin unique` on exactly these
+    columns."""
+
+    def pinned(ref: RelationRef, columns: list[str]) -> bool:
+        plan = plans.get(ref.name) if ref.kind == "model" else None
+        if plan is None:
+            return False
+        want = sorted(columns)
+        return any(p.kind == "unique" and sorted(p.columns) == want for p in plan.pins)
+
+    return pinned

@@ -1,4 +1,5 @@
-"""`strata backfill` end to end: a real DuckDB file and the real CLI in subprocesses.
+"""`strata backfill` end to end: a real DuckDB file and the real CLI, each call its own
+process (forked from enginehelpers' server; STRATA_TEST_CLI=script runs the script).
 
     orders    -> clean_orders -> order_totals (joins customers)
     orders    -> latest_orders (incremental upsert on updated_at)
@@ -10,13 +11,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
-
-STRATA = [str(Path(sys.executable).parent / "strata")]
+from enginehelpers import strata
 
 MODULE = """\
 source orders {
@@ -101,8 +100,7 @@ class Project:
             _orders(con, name, rows, extra_columns)
 
     def cli(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([*STRATA, *args], cwd=self.root, capture_output=True, text=True,
-                              timeout=120, check=False)
+        proc = strata(*args, cwd=self.root)
         if ok:
             assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc

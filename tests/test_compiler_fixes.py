@@ -127,3 +127,37 @@ model b { from combined; join combined as base on id = base.id; select id, base.
             tree = sqlglot.parse_one(stmt.sql, read="duckdb")
             ctes = {c.alias for c in tree.find_all(exp.CTE)}
             assert not ctes & {"base", "combined"}, (stmt.model, ctes)
+
+
+class TestLengthOfAList:
+    """`length` accepts text or a list, but always built LENGTH(x): most engines
+    reject LENGTH of an array (Postgres, Trino, Snowflake, BigQuery, Spark). A
+    list's length is now SQLGlot's ArraySize, which each dialect spells its way."""
+
+    TEXT = """
+source t { s: text, l: list<text> }
+model m { from t; derive ls = length(s), ll = length(l) }
+"""
+
+    def test_rendered_per_dialect(self):
+        from strata.semantics.resolve import load_text
+
+        module = load_text(self.TEXT)
+        assert module.ok, module.diagnostics
+        want = {"duckdb": "ARRAY_LENGTH(base.l)", "postgres": "ARRAY_LENGTH(base.l, 1)",
+                "snowflake": "ARRAY_SIZE(base.l)", "bigquery": "ARRAY_LENGTH(base.l)",
+                "spark": "SIZE(base.l)", "trino": "CARDINALITY(base.l)"}
+        for dialect, text in want.items():
+            (stmt,) = compile_statements(module, dialect)
+            assert f"{text} AS ll" in stmt.sql, (dialect, stmt.sql)
+            assert "LENGTH(base.s) AS ls" in stmt.sql
+
+    def test_runs_on_duckdb(self):
+        from strata.semantics.resolve import load_text
+
+        module = load_text(self.TEXT)
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t AS SELECT 'abc' AS s, ['x', 'y'] AS l "
+                    "UNION ALL SELECT '', []")
+        (stmt,) = compile_statements(module, "duckdb")
+        assert sorted(con.sql(stmt.sql).fetchall()) == [("", [], 0, 0), ("abc", ["x", "y"], 3, 2)]

@@ -295,7 +295,8 @@ class ExpressionTyper:
             shown = ", ".join(str(t) for t in arg_types)
             return self.error("E031", f"`{name}` {result} (found {shown})", node.span)
         nodes = ([unit] if unit is not None else []) + [a.node for a in args]
-        return Typed(fn.build(nodes), result, _refs(args), fn.aggregate or _agg(args))
+        node = fn.build_typed(nodes, arg_types) if fn.build_typed else fn.build(nodes)
+        return Typed(node, result, _refs(args), fn.aggregate or _agg(args))
 
 
 def _refs(items: list[Typed]) -> frozenset[int]:

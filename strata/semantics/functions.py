@@ -26,6 +26,8 @@ class Function:
     build: Callable[[list[exp.Expression]], exp.Expression]
     aggregate: bool = False
     leading_unit: bool = False  # first argument is a unit string: 'day', 'month', ...
+    # when the node depends on the argument types: (args, arg types) -> node
+    build_typed: Callable[[list[exp.Expression], list[T.Type]], exp.Expression] | None = None
 
 
 NON_DETERMINISTIC = {"now", "current_timestamp", "current_date", "current_time", "random",
@@ -135,6 +137,14 @@ def _minmax(args):
     return args[0] if args[0].kind != "list" else "cannot order lists"
 
 
+def _length_node(args: list[exp.Expression], types: list[T.Type]) -> exp.Expression:
+    # a list's length is its element count: ArraySize renders as CARDINALITY, SIZE,
+    # ARRAY_SIZE, ... (LENGTH of an array is an error on most engines)
+    if types[0].kind == "list":
+        return exp.ArraySize(this=args[0])
+    return exp.Length(this=args[0])
+
+
 def _count_star(args: list[exp.Expression]) -> exp.Expression:
     return exp.Count(this=args[0] if args else exp.Star())
 
@@ -147,7 +157,8 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
     Function("ceil", 1, 1, _floor_ceil, _duck("ceil")),
     Function("lower", 1, 1, _text, _duck("lower")),
     Function("upper", 1, 1, _text, _duck("upper")),
-    Function("length", 1, 1, _length, lambda a: exp.Length(this=a[0])),
+    Function("length", 1, 1, _length, lambda a: exp.Length(this=a[0]),
+             build_typed=_length_node),
     Function("trim", 1, 1, _text, _duck("trim")),
     Function("substr", 2, 3, _substr, _duck("substr")),
     Function("concat", 1, None, _concat, _duck("concat")),

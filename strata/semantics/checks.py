@@ -24,11 +24,29 @@ PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "comp
 
 
 def check_model(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
-                defs: dict[int, exp.Expression]) -> Plan:
+                defs: dict[int, exp.Expression], steps_ok: bool = True) -> Plan:
+    """`steps_ok` False: a step already failed, so the output is incomplete and
+    checks against it (cdc_column, merge_keys, pins) would only repeat that error."""
     props = _properties(r, decl)
-    plan.incremental = _incremental(r, decl, plan, props)
-    plan.pins = _pins(r, decl, plan)
+    plan.incremental = _incremental(r, decl, plan, props, steps_ok)
+    plan.pins = _pins(r, decl, plan) if steps_ok else []
     return plan
+
+
+def _span_of(value, name: str, fallback):
+    """The span of `name` inside a written `[a, b]` list, else `fallback`."""
+    spans = getattr(value, "spans", ())
+    for item, span in zip(value, spans):
+        if item == name:
+            return span
+    return fallback
+
+
+def _written(value) -> str:
+    """A property value as the author wrote it, for messages."""
+    if isinstance(value, tuple):
+        return "[" + ", ".join(value) + "]"
+    return str(value)
 
 
 def _properties(r: "Resolver", decl: ast.ModelDecl) -> dict[str, ast.Property]:
@@ -49,16 +67,18 @@ def _properties(r: "Resolver", decl: ast.ModelDecl) -> dict[str, ast.Property]:
 
 
 def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
-                 props: dict[str, ast.Property]) -> Incremental | None:
+                 props: dict[str, ast.Property], steps_ok: bool = True) -> Incremental | None:
     strategy_prop = props.get("merge_strategy")
     strategy = "replace"
     if strategy_prop is not None:
         value = strategy_prop.value
         if not isinstance(value, str) or value not in STRATEGIES:
-            shown = value if isinstance(value, str) else repr(value)
+            shown = _written(value)
+            guess = did_you_mean(value.lower() if isinstance(value, str) else shown.strip("[]"),
+                                 STRATEGIES)
             r.error("E086", f"unknown merge_strategy `{shown}`", strategy_prop.value_span,
-                    did_you_mean(str(shown), STRATEGIES)
-                    or "merge_strategy is one of replace, append, upsert")
+                    (guess + " (one name, no brackets)" if guess and isinstance(value, tuple)
+                     else guess) or "merge_strategy is one of replace, append, upsert")
             return None
         strategy = value
     if "incremental" not in props and strategy_prop is None:
@@ -80,10 +100,16 @@ def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
     cdc_name = None
     if cdc is not None:
         cdc_name = cdc.value if isinstance(cdc.value, str) else None
-        if cdc_name is None or cdc_name not in output:
-            r.error("E088", f"cdc_column `{cdc.value}` is not an output column of "
+        if cdc_name is None:
+            r.error("E088", f"cdc_column is one column name, not `{_written(cdc.value)}`",
+                    cdc.value_span, "write `cdc_column: updated_at`")
+            ok = False
+        elif not steps_ok:
+            ok = False
+        elif cdc_name not in output:
+            r.error("E088", f"cdc_column `{cdc_name}` is not an output column of "
                     f"`{decl.name}`", cdc.value_span,
-                    did_you_mean(str(cdc.value), output) or
+                    did_you_mean(cdc_name, output) or
                     f"output columns: {', '.join(output)}")
             ok = False
         elif output[cdc_name].type.kind in ("list", "bool"):
@@ -99,12 +125,15 @@ def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
     keys: tuple[str, ...] = ()
     if keys_prop is not None:
         if not isinstance(keys_prop.value, tuple):
-            r.error("E089", "merge_keys is a list: `merge_keys: [id]`", keys_prop.value_span)
+            r.error("E089", f"merge_keys is a list: `merge_keys: [{keys_prop.value}]`",
+                    keys_prop.value_span)
             ok = False
         else:
             keys = keys_prop.value
-    if strategy == "upsert":
-        if keys_prop is None or not keys:
+    if strategy == "upsert" and (keys_prop is None or isinstance(keys_prop.value, tuple)):
+        if not steps_ok:
+            ok = False
+        elif keys_prop is None or not keys:
             span = keys_prop.value_span if keys_prop else strategy_prop.value_span
             r.error("E089", "merge_strategy upsert needs non-empty `merge_keys`", span,
                     "add `merge_keys: [id]`")
@@ -113,12 +142,16 @@ def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
             bad = [k for k in keys if k not in output]
             if bad:
                 r.error("E089", f"merge_keys {', '.join(f'`{b}`' for b in bad)} "
-                        f"{'is' if len(bad) == 1 else 'are'} not output column(s) of "
-                        f"`{decl.name}`", keys_prop.value_span,
+                        f"{'is not an output column' if len(bad) == 1 else 'are not output columns'}"
+                        f" of `{decl.name}`", _span_of(keys, bad[0], keys_prop.value_span),
                         did_you_mean(bad[0], output) or f"output columns: {', '.join(output)}")
                 ok = False
-            if len(set(keys)) != len(keys):
-                r.error("E089", "merge_keys lists a column twice", keys_prop.value_span)
+            twice = [k for i, k in enumerate(keys) if k in keys[:i]]
+            if twice:
+                spans = getattr(keys, "spans", ())
+                span = spans[keys.index(twice[0], keys.index(twice[0]) + 1)] if spans else \
+                    keys_prop.value_span
+                r.error("E089", f"merge_keys lists `{twice[0]}` twice", span)
                 ok = False
     layers, ratio = 8, 0.2
     if "compact_layers" in props:
@@ -140,7 +173,7 @@ def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
             ratio = value
     if not ok:
         return None
-    return Incremental(strategy, cdc_name, keys, layers, ratio)
+    return Incremental(strategy, cdc_name, tuple(keys), layers, ratio)
 
 
 def _pins(r: "Resolver", decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
@@ -154,10 +187,11 @@ def _pins(r: "Resolver", decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
             bad = [c for c in pin.columns if c not in output]
             for name in bad:
                 r.error("E011", f"pin {pin.kind}: `{name}` is not an output column of "
-                        f"`{decl.name}`", pin.span, did_you_mean(name, output))
+                        f"`{decl.name}`", _span_of(pin.columns, name, pin.span),
+                        did_you_mean(name, output))
             if bad:
                 continue
-            pins.append(PinSpec(pin.kind, pin.columns, span=pin.span))
+            pins.append(PinSpec(pin.kind, tuple(pin.columns), span=pin.span))
         elif pin.kind == "rows":
             if any(b < 0 for b in pin.bounds) or (pin.op == "between"
                                                  and pin.bounds[0] > pin.bounds[1]):
@@ -204,8 +238,20 @@ def contract_problems(contract: list[tuple[str, T.Type]],
 def check_tests(module: "Module") -> None:
     diags = module.diagnostics
     for test in module.tests.values():
+        given: set[str] = set()
         for block in test.blocks:
             relation = block.relation
+            if block.kind == "given":
+                if relation in given:
+                    diags.append(Diagnostic("E066", f"test `{test.name}`: `{relation}` is given "
+                                            "twice", block.span, "list all its rows in one "
+                                            "`given` block"))
+                given.add(relation)
+            elif any(b.kind == "given" and b.relation == relation for b in test.blocks):
+                diags.append(Diagnostic("E066", f"test `{test.name}`: `{relation}` is both "
+                                        "given and expected", block.span,
+                                        "a given model's rows replace its output: expect a "
+                                        "model computed from them"))
             if relation in module.sources:
                 columns = dict(module.sources[relation].columns)
             elif relation in module.models:

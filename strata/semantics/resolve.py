@@ -365,6 +365,7 @@ class ModelResolver:
             self.reads.append(ref)
 
     def run(self) -> Plan | None:
+        before = len(self.r.diags)
         steps = self.decl.steps
         if not steps or not isinstance(steps[0], ast.From):
             span = steps[0].span if steps else self.decl.name_span
@@ -393,7 +394,8 @@ class ModelResolver:
             i += 1
         output = self._output()
         plan = Plan(self.decl.name, self.base, self.stages, output, self.reads)
-        return checks.check_model(self.r, self.decl, plan, self.defs)
+        return checks.check_model(self.r, self.decl, plan, self.defs,
+                                  steps_ok=len(self.r.diags) == before)
 
     # ------------------------------------------------------------ steps
     def _from(self, step: ast.From) -> None:

@@ -77,5 +77,6 @@ def cli() -> None:
 
 def main() -> None:
     from strata.cli import backfill_cmd, compile_cmds, run_cmds  # noqa: F401  (registers commands)
+    from strata.cli import test_cmd  # noqa: F401
 
     cli(prog_name="strata")

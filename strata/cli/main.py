@@ -77,6 +77,7 @@ def cli() -> None:
 
 def main() -> None:
     from strata.cli import backfill_cmd, compile_cmds, run_cmds  # noqa: F401  (registers commands)
+    from strata.cli import gc_cmd  # noqa: F401
     from strata.cli import test_cmd  # noqa: F401
 
     cli(prog_name="strata")

@@ -161,3 +161,42 @@ model m { from t; derive ls = length(s), ll = length(l) }
                     "UNION ALL SELECT '', []")
         (stmt,) = compile_statements(module, "duckdb")
         assert sorted(con.sql(stmt.sql).fetchall()) == [("", [], 0, 0), ("abc", ["x", "y"], 3, 2)]
+
+
+class TestDateTruncOfADate:
+    """date_trunc of a `date` is typed date, but DuckDB (and Postgres, Spark) return
+    a TIMESTAMP, so a `pin columns { m: date }` contract failed at run time. The SQL
+    now casts the truncated date back to DATE."""
+
+    TEXT = """
+source t { d: date, ts: timestamp }
+model m {
+  from t
+  derive md = date_trunc('month', d), mt = date_trunc('month', ts)
+  pin columns { d: date, ts: timestamp, md: date, mt: timestamp }
+}
+"""
+
+    def test_duckdb_types_match_the_checker(self):
+        from strata.semantics.resolve import load_text
+
+        module = load_text(self.TEXT)
+        assert module.ok, module.diagnostics
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t AS SELECT DATE '2024-03-15' AS d, "
+                    "TIMESTAMP '2024-03-15 10:30:00' AS ts")
+        (stmt,) = compile_statements(module, "duckdb")
+        rel = con.sql(stmt.sql)
+        assert [str(t) for t in rel.types] == ["DATE", "TIMESTAMP", "DATE", "TIMESTAMP"]
+        import datetime as dt
+        assert rel.fetchall()[0][2:] == (dt.date(2024, 3, 1), dt.datetime(2024, 3, 1))
+
+    def test_every_dialect_casts_the_date(self):
+        from strata.semantics.resolve import load_text
+
+        module = load_text(self.TEXT)
+        for dialect in ("duckdb", "postgres", "snowflake", "bigquery", "spark", "trino"):
+            (stmt,) = compile_statements(module, dialect)
+            tree = sqlglot.parse_one(stmt.sql, read=dialect)
+            md = next(a for a in tree.expressions if a.alias_or_name == "md")
+            assert isinstance(md.this, exp.Cast) and md.this.to.this == exp.DataType.Type.DATE

@@ -145,6 +145,15 @@ def _length_node(args: list[exp.Expression], types: list[T.Type]) -> exp.Express
     return exp.Length(this=args[0])
 
 
+def _date_trunc_node(args: list[exp.Expression], types: list[T.Type]) -> exp.Expression:
+    node = exp.func("date_trunc", *args, dialect="duckdb")
+    # Truncating a date gives a timestamp on DuckDB, Postgres and Spark; the type
+    # checker says date (the kind of the argument), so the SQL says so too.
+    if types[1].kind == "date":
+        return exp.Cast(this=node, to=exp.DataType.build("DATE"))
+    return node
+
+
 def _count_star(args: list[exp.Expression]) -> exp.Expression:
     return exp.Count(this=args[0] if args else exp.Star())
 
@@ -162,7 +171,8 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
     Function("trim", 1, 1, _text, _duck("trim")),
     Function("substr", 2, 3, _substr, _duck("substr")),
     Function("concat", 1, None, _concat, _duck("concat")),
-    Function("date_trunc", 2, 2, _date_trunc, _duck("date_trunc"), leading_unit=True),
+    Function("date_trunc", 2, 2, _date_trunc, _duck("date_trunc"), leading_unit=True,
+             build_typed=_date_trunc_node),
     Function("year", 1, 1, _date_part, _duck("year")),
     Function("month", 1, 1, _date_part, _duck("month")),
     Function("day", 1, 1, _date_part, _duck("day")),

@@ -70,9 +70,14 @@ def _canonical_relation(ref: RelationRef, alias: str | None) -> exp.Expression:
     return table("__" + ref.kind, ref.name, alias=alias)
 
 
-def model_code(plan: Plan) -> str:
+def canonical_sql(plan: Plan) -> str:
+    """A model's SQL with relations by logical name (`__source.x`, `__model.y`)."""
+    return model_query(plan, _canonical_relation).sql(dialect="duckdb")
+
+
+def model_code(plan: Plan, sql: str | None = None) -> str:
     """The normalized compiled tree of one model (relations by logical name)."""
-    tree = model_query(plan, _canonical_relation).sql(dialect="duckdb")
+    tree = sql if sql is not None else canonical_sql(plan)
     extra = {
         "incremental": plan.incremental.__dict__ if plan.incremental else None,
         "pins": [p.describe() for p in plan.pins],
@@ -80,9 +85,11 @@ def model_code(plan: Plan) -> str:
     return tree + "\n" + json.dumps(extra, sort_keys=True, default=str)
 
 
-def code_fingerprints(module: Module, names: list[str] | None = None) -> dict[str, str]:
+def code_fingerprints(module: Module, names: list[str] | None = None,
+                      canonical: dict[str, str] | None = None) -> dict[str, str]:
     """Transitive code fingerprints: a model's tree plus its sources' declarations plus
-    its upstream models' fingerprints."""
+    its upstream models' fingerprints. `canonical`, when given, receives each model's
+    canonical SQL (rendered once here; the run's replay recipe stores the same text)."""
     fps: dict[str, str] = {}
     wanted = module.upstream(names) if names is not None else set(module.order)
     for name in module.order:
@@ -92,7 +99,10 @@ def code_fingerprints(module: Module, names: list[str] | None = None) -> dict[st
         sources = {s: [(c, str(t)) for c, t in module.sources[s].columns]
                    for s in sorted(info.sources_read)}
         upstream = {m: fps[m] for m in sorted(info.models_read)}
-        fps[name] = sha("model", name, model_code(info.plan), sources, upstream)[:32]
+        sql = canonical_sql(info.plan)
+        if canonical is not None:
+            canonical[name] = sql
+        fps[name] = sha("model", name, model_code(info.plan, sql), sources, upstream)[:32]
     return fps
 
 

@@ -85,8 +85,15 @@ def last_with_snapshots(wh: Warehouse, branch: str) -> HistoryEntry | None:
     """The staleness base: the newest run or backfill on the branch that published
     snapshots (stage-only runs and rollbacks never serve); else what the branch was
     created from."""
-    for entry in entries(wh, branch):
-        if entry.kind in ("run", "backfill", "branch") and entry.snapshots:
+    if not wh.has_internal():
+        return None
+    # newest first, one entry at a time: an entry holds the run's whole recipe, so
+    # parsing the branch's entire history on every run would grow with it
+    cursor = wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE branch = ? AND "
+                        "kind IN ('run', 'backfill', 'branch') ORDER BY seq DESC", [branch])
+    while (row := cursor.fetchone()) is not None:
+        entry = _load(row)
+        if entry.snapshots:
             return entry
     return None
 
@@ -136,6 +143,44 @@ def register(wh: Warehouse, rec: SnapshotRecord) -> None:
                [rec.name, rec.model, rec.run_id, rec.kind, rec.content_hash, rec.row_count,
                 rec.hash_sum, rec.hash_xor, dumps(rec.columns), rec.code_fp, dumps(rec.parts),
                 rec.created_at, rec.collected_at, rec.collected_by])
+
+
+def register_many(wh: Warehouse, records: list[SnapshotRecord], chunk: int = 200) -> None:
+    """Register many snapshots in a few multi-row INSERTs (one INSERT per record cost
+    ~2-5 ms each on a 1,000-model run)."""
+    for start in range(0, len(records), chunk):
+        part = records[start:start + chunk]
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(part))
+        params: list = []
+        for rec in part:
+            params += [rec.name, rec.model, rec.run_id, rec.kind, rec.content_hash,
+                       rec.row_count, rec.hash_sum, rec.hash_xor, dumps(rec.columns),
+                       rec.code_fp, dumps(rec.parts), rec.created_at, rec.collected_at,
+                       rec.collected_by]
+        wh.execute(f"INSERT INTO {internal('snapshots')} ({_COLUMNS}) VALUES {values}", params)
+
+
+def records(wh: Warehouse, names) -> dict[str, SnapshotRecord]:
+    """The registry records of these snapshot names (missing names are absent), in one
+    query."""
+    names = sorted(set(names))
+    if not names or not wh.has_internal():
+        return {}
+    rows = wh.execute(f"SELECT {_COLUMNS} FROM {internal('snapshots')} "
+                      "WHERE name IN (SELECT unnest(?::VARCHAR[]))", [names]).fetchall()
+    return {r.name: r for r in map(_record, rows)}
+
+
+def content_index(wh: Warehouse, models) -> dict[tuple[str, str], str]:
+    """(model, content_hash) -> the newest uncollected snapshot with that content, for
+    identity reuse without one registry query per model."""
+    models = sorted(set(models))
+    if not models or not wh.has_internal():
+        return {}
+    rows = wh.execute(f"SELECT model, content_hash, name FROM {internal('snapshots')} "
+                      "WHERE collected_at IS NULL AND model IN (SELECT unnest(?::VARCHAR[])) "
+                      "ORDER BY created_at, name", [models]).fetchall()
+    return {(model, content): name for model, content, name in rows}  # newest wins
 
 
 def snapshot(wh: Warehouse, name: str) -> SnapshotRecord | None:

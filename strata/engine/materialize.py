@@ -126,6 +126,9 @@ class Run:
         self.new_records: list[H.SnapshotRecord] = []
         self.created: list[str] = []  # internal objects this run created
         self.verified: dict[str, list[str]] = {}  # model -> verified pins
+        self._taken: set[str] | None = None  # internal names in use (unique_name)
+        self.base_records: dict[str, H.SnapshotRecord] = {}
+        self.content: dict[tuple[str, str], str] = {}
 
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
@@ -134,7 +137,8 @@ class Run:
         module, opts, wh = self.module, self.opts, self.wh
         require_ok(module)
         selection = select_models(module, opts.models)
-        closure = [m for m in module.order if m in module.upstream(selection)]
+        wanted = module.upstream(selection)  # once: not once per model of the module
+        closure = [m for m in module.order if m in wanted]
         ensure_branch(wh, opts.branch)
 
         t0 = time.perf_counter()
@@ -151,7 +155,8 @@ class Run:
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 
-        code_fps = code_fingerprints(module, closure)
+        self.canonical: dict[str, str] = {}
+        code_fps = code_fingerprints(module, closure, self.canonical)
         live = live_snapshots(wh, opts.branch)
         base = H.last_with_snapshots(wh, opts.branch)
 
@@ -195,10 +200,14 @@ class Run:
                 return report
         incremental.cleanup_leftovers(wh)
         crash_point("after_cleanup")
+        # the registry as this run needs it, read once: the base run's records and the
+        # content index for identity reuse (not one registry query per model)
+        base_snaps = base.snapshots if base else {}
+        self.base_records = H.records(wh, base_snaps.values())
+        self.content = H.content_index(wh, closure)
 
         report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
                            stale_reasons=reasons, fingerprint_seconds=fingerprint_seconds)
-        base_snaps = base.snapshots if base else {}
         try:
             for name in closure:
                 result = self._model(name, reasons, base_snaps, code_fps[name], live)
@@ -230,9 +239,8 @@ class Run:
         else:
             with wh.transaction():
                 crash_point("publish_begin")
-                for rec in self.new_records:
-                    H.register(wh, rec)
-                switch_views(wh, opts.branch, self.snap_of)
+                H.register_many(wh, self.new_records)
+                switch_views(wh, opts.branch, self.snap_of, current=live)
                 crash_point("publish_before_commit")
                 H.append(wh, entry)
             crash_point("after_publish")
@@ -247,8 +255,9 @@ class Run:
 
         return {
             "order": closure,
-            "code": {m: model_query(self.module.plan(m), _canonical_relation).sql(
-                dialect="duckdb") for m in closure},
+            "code": {m: self.canonical.get(m) or model_query(
+                self.module.plan(m), _canonical_relation).sql(dialect="duckdb")
+                for m in closure},
             "sources": {s: relation_sql(b) for s, b in self.bindings.items()},
             "source_columns": {s: [n for n, _ in self.module.sources[s].columns]
                                for s in self.bindings},
@@ -267,7 +276,7 @@ class Run:
         if name not in reasons and name in base_snaps:
             upstream_moved = [m for m in self.module.models[name].models_read
                               if self.snap_of.get(m) != base_snaps.get(m)]
-            record = H.snapshot(self.wh, base_snaps[name])
+            record = self.base_records.get(base_snaps[name])
             if not upstream_moved and record is not None and record.collected_at is None:
                 self.snap_of[name] = base_snaps[name]
                 return ModelResult(name, "kept", base_snaps[name], reason="up to date")
@@ -324,15 +333,15 @@ class Run:
         result.skipped_checks = log.skipped
         if record is None:  # identical content: reused by identity
             return
-        same = H.same_content(self.wh, name, record.content_hash, exclude=record.name) or next(
-            (r for r in self.new_records if r.model == name and
+        same = self.content.get((name, record.content_hash)) or next(
+            (r.name for r in self.new_records if r.model == name and
              r.content_hash == record.content_hash), None)
-        if same is not None:
+        if same is not None and same != record.name:
+            # identical content: the pins this run just verified hold for it as well
             self._drop(record)
             result.status = "reused"
-            result.snapshot = same.name
-            result.notes.append(f"same content as {same.name}")
-            self.verified[name] = same.parts.get("verified", [])
+            result.snapshot = same
+            result.notes.append(f"same content as {same}")
             return
         record.parts["verified"] = self.verified.get(name, [])
         self.new_records.append(record)
@@ -354,11 +363,18 @@ class Run:
 
     # ------------------------------------------------------------ naming and cleanup
     def unique_name(self, wanted: str) -> str:
-        existing = self.wh.internal_objects()
+        """A name no object and no registry record has (gc drops a collected snapshot's
+        table but keeps its record: history still names it), reserved for this run.
+        The taken names are read once per run, not once per model."""
+        if self._taken is None:
+            self._taken = set(self.wh.internal_objects())
+            self._taken.update(r[0] for r in self.wh.execute(
+                f"SELECT name FROM {internal('snapshots')}").fetchall())
         name, n = wanted, 1
-        while name in existing or name in self.created:
+        while name in self._taken:
             n += 1
             name = f"{wanted}_{n}"
+        self._taken.add(name)
         return name
 
     def _drop(self, record: H.SnapshotRecord) -> None:

@@ -15,6 +15,7 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
     if base is None:
         return {m: "never built on this branch" for m in closure}
     changed = {s for s, fp in source_fps.items() if base.source_fingerprints.get(s) != fp}
+    records = H.records(wh, base.snapshots.values())  # one query, not one per model
     reasons: dict[str, str] = {}
     for name in closure:
         reason = None
@@ -29,7 +30,7 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
             elif live.get(name) != base.snapshots[name]:
                 reason = "live view differs from the last run"
             else:
-                record = H.snapshot(wh, base.snapshots[name])
+                record = records.get(base.snapshots[name])
                 if record is None or record.collected_at is not None:
                     reason = "its last snapshot was collected"
         if reason:

@@ -408,6 +408,45 @@ model c {
         ("E011", 3), ("E016", 7), ("E086", 12)]
 
 
+def test_three_syntax_errors_in_three_declarations_give_three_diagnostics() -> None:
+    """LALR stops at the first error; the declarations after it are parsed again one by
+    one, so each broken declaration is reported (a healthy one adds nothing)."""
+    text = """\
+source orders {
+  id: int
+  amount int
+}
+model a {
+  from orders
+  filter amount >
+}
+model fine {
+  from orders
+}
+test t {
+  given orders {
+    id, amount
+    1, 2,
+  }
+}
+model c {
+  from orders
+  derive x = date '2024-99-01'
+}
+"""
+    module = load_text(text, "m.strata")
+    assert [(d.code, d.span.line, d.span.column) for d in module.diagnostics] == [
+        ("E001", 3, 10), ("E001", 8, 1), ("E001", 16, 3), ("E036", 20, 14)]
+
+
+def test_bad_literals_in_two_declarations_give_two_diagnostics() -> None:
+    body = ("model a {\n  from orders\n  derive x = 1e999\n}\n"
+            "model b {\n  from orders\n  filter updated_at > timestamp 'soon'\n}\n")
+    module = load_text(PRELUDE + body, "m.strata")
+    assert [(d.code, d.span.line - PRELUDE_LINES) for d in module.diagnostics] == [
+        ("E036", 3), ("E036", 7)]
+
+
 def test_errors_inside_one_model_are_all_reported() -> None:
     body = "model m {\n  from orders\n  filter x > 1\n  derive y = nope(1)\n  select zzz\n}\n"
     module = load_text(PRELUDE + body, "m.strata")

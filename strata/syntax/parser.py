@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
@@ -516,40 +517,92 @@ def _syntax_diagnostic(file: str, text: str, err: UnexpectedInput) -> Diagnostic
 
 
 def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:
-    """Parse one file's text. Raises StrataError (E001/E002/E003/E036) on bad input."""
+    """Parse one file's text. Raises StrataError (E001/E002/E003/E036/E092) on bad
+    input, with one diagnostic per broken declaration."""
     _refuse_nul(text, file)
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as err:
-        raise StrataError(_syntax_diagnostic(file, text, err)) from None
+        raise StrataError(_syntax_errors(file, text, err)) from None
+    transformer = _ToAst(file)
+    decls, errors = [], []
+    for child in tree.children:  # declarations: one failing does not hide the next
+        try:
+            decls.append(_transform(transformer, file, child))
+        except StrataError as err:
+            errors.extend(err.diagnostics)
+    if errors:
+        raise StrataError(errors)
+    return ast.ModuleFile(file, tuple(decls))
+
+
+def _transform(transformer: "_ToAst", file: str, decl: Tree):
     try:
-        decls = _ToAst(file).transform(tree)
+        return transformer.transform(decl)
     except VisitError as err:
         if isinstance(err.orig_exc, StrataError):
             raise err.orig_exc from None
         if isinstance(err.orig_exc, RecursionError):
-            raise _too_deep(file, tree) from None
+            raise _too_deep(file, decl) from None
         raise
     except RecursionError:
-        raise _too_deep(file, tree) from None
-    return ast.ModuleFile(file, tuple(decls))
+        raise _too_deep(file, decl) from None
+
+
+# Where a declaration may start when the text is cut into declarations after a
+# syntax error: a line that begins (column 1) with a declaration keyword.
+_DECLARATION_START = re.compile(r"^(?:source|model|test)\b", re.M)
+
+
+def _syntax_errors(file: str, text: str, err: UnexpectedInput) -> list[Diagnostic]:
+    """The first syntax error, then the first of every later declaration.
+
+    LALR stops at the first error; to report the others in the same pass, the text
+    after it is cut into declarations and each is parsed on its own. A declaration
+    that parses alone adds nothing, so the cut can only lose errors, never invent one.
+    """
+    first = _syntax_diagnostic(file, text, err)
+    found = [first]
+    starts = [m.start() for m in _DECLARATION_START.finditer(text)]
+    for i, start in enumerate(starts):
+        line = text.count("\n", 0, start) + 1
+        if first.span is None or line <= first.span.line:
+            continue
+        chunk = text[start:starts[i + 1] if i + 1 < len(starts) else len(text)]
+        try:
+            tree = _lark().parse(chunk)
+            for decl in tree.children:
+                _transform(_ToAst(file), file, decl)
+        except UnexpectedInput as chunk_err:
+            found.append(_shifted(_syntax_diagnostic(file, chunk, chunk_err), line - 1))
+        except StrataError as chunk_err:  # a bad literal, found while building the tree
+            found.extend(_shifted(d, line - 1) for d in chunk_err.diagnostics)
+    return found
+
+
+def _shifted(diag: Diagnostic, lines: int) -> Diagnostic:
+    span = diag.span
+    if span is None or lines == 0:
+        return diag
+    return replace(diag, span=replace(span, line=span.line + lines,
+                                      end_line=span.end_line + lines))
 
 
 TOO_DEEP_HINT = "split it: compute parts with `let` or `derive` and combine those"
 
 
-def _too_deep(file: str, tree: Tree) -> StrataError:
+def _too_deep(file: str, decl: Tree) -> StrataError:
     """E092 at the statement holding the deepest expression (found without recursion)."""
-    deepest, where = 0, tree
-    stack = [(tree, 0, tree)]
+    deepest, where = 0, decl
+    stack = [(decl, 0, decl)]
     while stack:
         node, depth, statement = stack.pop()
-        if depth == 2:  # start -> declaration -> statement
+        if depth == 1:  # declaration -> statement
             statement = node
         if depth > deepest:
             deepest, where = depth, statement
         stack.extend((c, depth + 1, statement) for c in node.children if isinstance(c, Tree))
-    return fail("E092", f"an expression nested {deepest - 2} levels deep is too deep to compile",
+    return fail("E092", f"an expression nested {deepest - 1} levels deep is too deep to compile",
                 _span(file, where.meta), TOO_DEEP_HINT)
 
 

@@ -547,3 +547,47 @@ model t {
     assert [v.code for v in info.value.violations] == ["E064", "E064"]
     assert log.ran == ["join customers as c on customer_id = c.id",
                        "join_left customers as c2 on customer_id = c2.id"]
+
+
+INHERIT = """
+model dim {{
+  from customers
+  select id, name, region
+  pin unique [id]
+}}
+
+model child {{
+  from dim
+  filter region != 'xx'
+  join{many} orders as o on id = o.customer_id
+  derive upper_name = upper(name)
+  select id as customer, upper_name
+  pin unique [customer]
+}}
+"""
+
+
+def test_unique_is_inherited_through_filters_and_many_to_one_joins(tmp_path):
+    p = Project(tmp_path, INHERIT.format(many=""),
+                orders=[(1, 10, 1.0, "paid"), (2, 11, 1.0, "paid"), (3, 12, 1.0, "paid")])
+    code, data = p.run()
+    assert code == 0, data
+    child = model_report(data, "child")
+    assert child["checks"] == ["join orders as o on id = o.customer_id"]
+    assert child["skipped_checks"] == [{
+        "check": "pin unique [customer]",
+        "reason": "inherited: `dim` pins unique [id], verified, and each row of `child` "
+                  "comes from a different row of `dim`"}]
+    plan = json.loads(p.cli("plan", "{m}", "-o", "{w}", "--json").stdout)
+    planned = next(m for m in plan["models"] if m["model"] == "child")
+    assert planned["skipped_checks"][0]["reason"].startswith("inherited: `dim` pins unique")
+
+
+def test_join_many_breaks_inherited_uniqueness(tmp_path):
+    """Two orders of customer 10: `join many` repeats the row, and the scan catches it."""
+    p = Project(tmp_path, INHERIT.format(many=" many"))
+    code, data = p.run()
+    assert code == 1
+    err = error_of(data)
+    assert err["code"] == "E061" and "model `child`" in err["message"]
+    assert "customer=10" in " ".join(err["notes"])

@@ -358,7 +358,8 @@ class Run:
         columns = table_columns(self.wh, snap)
         hashed = row_hash(self.wh.con, internal(snap), [c for c, _ in columns])
         result.rows = hashed.count
-        self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, hashed.count, log)
+        self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, hashed.count, log,
+                                               self.verified_unique)
         return make_record(snap, plan.model, self.rid, "table", hashed, columns, code_fp, {})
 
     # ------------------------------------------------------------ naming and cleanup

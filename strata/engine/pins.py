@@ -221,10 +221,12 @@ def _hash_has_duplicates(wh, relation: str, key: _Key, where: str, log: CheckLog
 
 
 # ---------------------------------------------------------------- pins
-def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog) -> list[str]:
+def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
+               upstream_unique=None) -> list[str]:
     """Check every pin of `plan` against the materialized relation. Raises PinError with
     every violation (in the order the pins are written); returns the verified pins
-    (e.g. `unique:id`), which the join exemption reads."""
+    (e.g. `unique:id`), which the join exemption reads. `upstream_unique(ref, columns)`
+    (as for check_joins) lets a `pin unique` be inherited instead of scanned."""
     if not plan.pins:
         return []
     columns = _columns(wh, relation_sql)
@@ -255,7 +257,7 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog)
             else:
                 verified.append(label)
         elif pin.kind == "unique":
-            proof = proven_unique(plan, pin.columns)
+            proof = proven_unique(plan, pin.columns, upstream_unique)
             if proof is not None:
                 log.skip(label, proof)
                 verified.append(unique_key(pin.columns))
@@ -380,28 +382,69 @@ def _kind_fits(declared: Type, engine_type: str) -> bool:
 
 
 # ---------------------------------------------------------------- proofs from the plan
-def proven_unique(plan: Plan, columns) -> str | None:
-    """Why `columns` are unique by construction, or None. The one proof: after a
-    `group k...`/`aggregate` followed only by filters, derives and selects, each output
-    row is one group, so any columns carrying every group key are unique (GROUP BY puts
-    NULLs in one group, as `pin unique` counts them). An aggregate without `group`
-    gives at most one row."""
+def proven_unique(plan: Plan, columns, upstream_unique=None) -> str | None:
+    """Why `columns` are unique by construction, or None. Two proofs:
+
+    - grouped: after a `group k...`/`aggregate` followed only by filters, derives and
+      selects, each output row is one group, so columns carrying every group key are
+      unique (GROUP BY puts NULLs in one group, as `pin unique` counts them); an
+      aggregate without `group` gives at most one row.
+    - inherited: the model reads a model whose `pin unique` on those columns is verified
+      (`upstream_unique(ref, columns)`), passes them through unchanged, and every later
+      step keeps at most one row per row read: filters, derives, selects, and
+      many-to-one joins whose fan-out check runs (or is itself exempt) before the
+      model is built. No `join many`, expand, aggregate or set operation.
+    """
     last = max((i for i, s in enumerate(plan.stages) if isinstance(s, AggregateStage)),
                default=None)
-    if last is None:
+    if last is not None:
+        return _grouped(plan, last, columns)
+    if upstream_unique is None or plan.base.relation.kind != "model":
         return None
+    for stage in plan.stages:
+        if isinstance(stage, JoinStage):
+            if stage.many or split_join(stage) is None:
+                return None
+        elif not isinstance(stage, (FilterStage, DeriveStage, SelectStage)):
+            return None
+    base = {c.id: c.name for c in plan.base.columns}
+    origin = _origins(plan, plan.stages)
+    by_name = {c.name: origin(c.id) for c in plan.output}
+    upstream = [base.get(by_name.get(n)) for n in columns]
+    if None in upstream or not upstream_unique(plan.base.relation, upstream):
+        return None
+    name = plan.base.relation.name
+    return (f"inherited: `{name}` pins unique [{', '.join(upstream)}], verified, and each row "
+            f"of `{plan.model}` comes from a different row of `{name}`")
+
+
+def _grouped(plan: Plan, last: int, columns) -> str | None:
     after = plan.stages[last + 1:]
     if not all(isinstance(s, (FilterStage, DeriveStage, SelectStage)) for s in after):
         return None
     agg: AggregateStage = plan.stages[last]
     if not agg.keys:
         return "proven by the plan: `aggregate` without `group` gives at most one row"
-    carried: dict[int, int] = {}  # output column id -> the column it passes through
-    for stage in after:
+    origin = _origins(plan, after)
+    by_name = {c.name: origin(c.id) for c in plan.output}
+    have = {by_name[n] for n in columns if n in by_name}
+    if {c.id for c, _ in agg.keys} <= have:
+        names = ", ".join(c.name for c, _ in agg.keys)
+        return f"proven by the plan: one row per `group {names}`"
+    return None
+
+
+def _origins(plan: Plan, stages):
+    """column id -> the id of the column it passes through unchanged (a bare column
+    in a `let`, `derive` or `select`), followed to the end."""
+    carried: dict[int, int] = {}
+    items = [*plan.base.lets]
+    for stage in stages:
         if isinstance(stage, (DeriveStage, SelectStage)):
-            for col, node in stage.items:
-                if isinstance(node, ColRef):
-                    carried[col.id] = node.col_id
+            items += stage.items
+    for col, node in items:
+        if isinstance(node, ColRef):
+            carried[col.id] = node.col_id
 
     def origin(col_id: int) -> int:
         seen = set()
@@ -410,12 +453,7 @@ def proven_unique(plan: Plan, columns) -> str | None:
             col_id = carried[col_id]
         return col_id
 
-    by_name = {c.name: origin(c.id) for c in plan.output}
-    have = {by_name[n] for n in columns if n in by_name}
-    if {c.id for c, _ in agg.keys} <= have:
-        names = ", ".join(c.name for c, _ in agg.keys)
-        return f"proven by the plan: one row per `group {names}`"
-    return None
+    return origin
 
 
 # ---------------------------------------------------------------- join cardinality
@@ -636,7 +674,8 @@ def planned_checks(plan: Plan, pinned_unique) -> tuple[list[str], list[dict]]:
         else:
             ran.append(label)
     for pin in plan.pins:
-        proof = proven_unique(plan, pin.columns) if pin.kind == "unique" else None
+        proof = proven_unique(plan, pin.columns, pinned_unique) if pin.kind == "unique" \
+            else None
         if proof:
             skipped.append({"check": pin.describe(), "reason": proof})
         else:

@@ -214,7 +214,8 @@ class _Test:
             self.con.execute(f"CREATE TABLE {target} AS "
                              f"{model_query(plan, self.relations).sql(dialect='duckdb')}")
             (rows,) = self.con.execute(f"SELECT count(*) FROM {target}").fetchone()
-            self.verified[name] = check_pins(self.con, target, plan, rows, self.log)
+            self.verified[name] = check_pins(self.con, target, plan, rows, self.log,
+                                             self.verified_unique)
         except PinError as err:
             for v in err.violations:
                 self.result.failures.append(Failure(

@@ -200,3 +200,47 @@ model m {
             tree = sqlglot.parse_one(stmt.sql, read=dialect)
             md = next(a for a in tree.expressions if a.alias_or_name == "md")
             assert isinstance(md.this, exp.Cast) and md.this.to.this == exp.DataType.Type.DATE
+
+
+class TestDateArithmetic:
+    """`date ± n` and `timestamp ± n` (days) type-check, but were rendered as a plain
+    `+`: DuckDB has no TIMESTAMP + INTEGER (a run-time error), Trino and BigQuery no
+    DATE + INTEGER. They now use SQLGlot's date arithmetic, cast to the checked type."""
+
+    TEXT = """
+source t { d: date, ts: timestamp, n: int }
+model m {
+  from t
+  derive next_day = d + 1, week_before = d - 7, later = ts + n, earlier = ts - (n + 1)
+  pin columns { d: date, ts: timestamp, n: int, next_day: date, week_before: date,
+                later: timestamp, earlier: timestamp }
+}
+"""
+
+    def test_duckdb_values_and_types(self):
+        import datetime as dt
+
+        from strata.semantics.resolve import load_text
+
+        module = load_text(self.TEXT)
+        assert module.ok, module.diagnostics
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t AS SELECT DATE '2024-03-01' AS d, "
+                    "TIMESTAMP '2024-02-28 10:00:00' AS ts, 2 AS n")
+        (stmt,) = compile_statements(module, "duckdb")
+        rel = con.sql(stmt.sql)
+        assert [str(t) for t in rel.types][3:] == ["DATE", "DATE", "TIMESTAMP", "TIMESTAMP"]
+        assert rel.fetchall()[0][3:] == (dt.date(2024, 3, 2), dt.date(2024, 2, 23),
+                                         dt.datetime(2024, 3, 1, 10), dt.datetime(2024, 2, 25, 10))
+
+    def test_no_plain_plus_on_dates_in_any_dialect(self):
+        from strata.semantics.resolve import load_text
+
+        module = load_text(self.TEXT)
+        for dialect in ("duckdb", "postgres", "snowflake", "bigquery", "spark", "trino"):
+            (stmt,) = compile_statements(module, dialect)
+            tree = sqlglot.parse_one(stmt.sql, read=dialect)
+            for alias in ("next_day", "week_before", "later", "earlier"):
+                node = next(a for a in tree.expressions if a.alias_or_name == alias).this
+                assert isinstance(node, exp.Cast), (dialect, alias)
+            assert "base.d + 1" not in stmt.sql and "base.ts + base.n" not in stmt.sql

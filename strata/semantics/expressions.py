@@ -142,6 +142,8 @@ class ExpressionTyper:
                                   f"{right.type}", node.span,
                                   "use `||` to join text" if op == "+" and T.TEXT in
                                   (left.type, right.type) else None)
+            if result.temporal:
+                return Typed(_shift_days(op, left.node, right.node, result), result, refs, agg)
             cls = _ARITH[op]
             level = 6 if op in "+-" else 7
             return Typed(cls(this=wrap(left.node, level), expression=wrap(right.node, level, True)),
@@ -297,6 +299,22 @@ class ExpressionTyper:
         nodes = ([unit] if unit is not None else []) + [a.node for a in args]
         node = fn.build_typed(nodes, arg_types) if fn.build_typed else fn.build(nodes)
         return Typed(node, result, _refs(args), fn.aggregate or _agg(args))
+
+
+def _shift_days(op: str, when: exp.Expression, days: exp.Expression,
+                typ: T.Type) -> exp.Expression:
+    """`date ± n` / `timestamp ± n` (n days) as SQLGlot's date arithmetic, so each
+    dialect spells it its way (DuckDB has no TIMESTAMP + INTEGER, Trino and BigQuery
+    no DATE + INTEGER), cast back to the checker's type (DuckDB and Postgres turn a
+    date plus an interval into a timestamp)."""
+    if typ.kind == "date":
+        cls = exp.DateAdd if op == "+" else exp.DateSub
+    else:  # TimestampSub has no Trino spelling: add the negated count instead
+        cls = exp.TimestampAdd
+        if op == "-":
+            days = exp.Neg(this=wrap(days, 8))
+    node = cls(this=when, expression=days, unit=exp.var("DAY"))
+    return exp.Cast(this=node, to=typ.to_sqlglot())
 
 
 def _refs(items: list[Typed]) -> frozenset[int]:

@@ -302,6 +302,23 @@ def test_a_snapshot_shared_by_runs_survives_while_any_of_them_is_kept(six_runs):
     assert p.query("SELECT n FROM v_total") == [(52,)]
 
 
+def test_the_same_run_id_after_gc_publishes_under_a_new_name(tmp_path):
+    """A run whose id equals a collected run's (same data again) must not reuse the
+    collected snapshot's name: its registry record stays."""
+    p = make(tmp_path)
+    first = p.run(day(1))
+    p.sql("UPDATE orders SET amount = amount + 1 WHERE id = 20")
+    p.run(day(2))
+    p.gc(day(60), "--older-than", "30d", "--keep-last", "1")
+    p.sql("UPDATE orders SET amount = amount - 1 WHERE id = 20")
+    again = p.run(day(61))
+    assert again["run_id"] == first["run_id"]
+    assert snap(again, "big") != snap(first, "big")
+    assert p.query("SELECT count(*) FROM v_big") == [(39,)]
+    p.cli("rollback", again["run_id"], "-o", str(p.wh), now=day(62))  # the newest entry
+    p.cli("verify", again["run_id"], "-o", str(p.wh))
+
+
 def test_user_views_over_snapshots_protect_them(six_runs):
     p, runs = six_runs
     old = snap(runs[0], "big")

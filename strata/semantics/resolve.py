@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sqlglot import exp
@@ -357,8 +357,16 @@ class ModelResolver:
         self.r.error(code, message, span, hint)
 
     def typer(self, where: str, **kw) -> ExpressionTyper:
-        return ExpressionTyper(ExprContext(self.scope.lookup, where, diagnostics=self.r.diags,
-                                           **kw))
+        scope = self.scope  # the scope as it is now: steps replace self.scope later
+        return ExpressionTyper(ExprContext(lambda ref: self.lookup(scope, ref), where,
+                                           diagnostics=self.r.diags, **kw))
+
+    def lookup(self, scope: Scope, ref: ast.Column) -> Col | Diagnostic:
+        """`scope.lookup`, naming the model in an unknown-column error (SPEC §4)."""
+        found = scope.lookup(ref)
+        if isinstance(found, Diagnostic) and found.code == "E011":
+            found = replace(found, message=f"{found.message} in model `{self.decl.name}`")
+        return found
 
     def _read(self, ref: RelationRef) -> None:
         if ref not in self.reads:
@@ -433,7 +441,8 @@ class ModelResolver:
         """Type an expression against the base scope only (source columns and lets)."""
         base_scope = Scope([e for e in self.scope.entries if e.col.id in self.base_ids],
                            [self.base.alias])
-        typer = ExpressionTyper(ExprContext(base_scope.lookup, where, diagnostics=self.r.diags))
+        typer = ExpressionTyper(ExprContext(lambda ref: self.lookup(base_scope, ref), where,
+                                            diagnostics=self.r.diags))
         return typer.type(expr)
 
     def _filter(self, step: ast.Filter) -> None:
@@ -511,7 +520,7 @@ class ModelResolver:
         key_ids: set[int] = set()
         new_scope = Scope(aliases=[])
         for key in (group.keys if group else ()):
-            found = self.scope.lookup(key)
+            found = self.lookup(self.scope, key)
             if isinstance(found, Diagnostic):
                 self.r.diags.append(found)
                 continue

@@ -19,7 +19,7 @@ import duckdb
 import pytest
 from sqlglot import exp
 
-from examples import ROOT, load, statements
+from example_modules import ROOT, load, statements
 from strata.plan import RelationRef
 from strata.semantics.expressions import constant_value
 from strata.sqlgen.build import model_query

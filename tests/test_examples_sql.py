@@ -11,7 +11,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from examples import DIALECTS, EXAMPLES, ROOT, models, statements
+from example_modules import DIALECTS, EXAMPLES, ROOT, models, statements
 from sql_snapshot import SqlSnapshotExtension
 from strata.compiler import format_statements
 

@@ -17,7 +17,7 @@ import sqlglot
 from sqlglot import exp
 
 import dialects
-from examples import DIALECTS, load
+from example_modules import DIALECTS, load
 from strata.compiler import WATERMARK_PLACEHOLDER, compile_relations, incremental_tree
 from strata.semantics.resolve import load_text
 from strata.sqlgen.literals import lit

@@ -5,7 +5,7 @@ so file paths in the rendered SQL are the same on every machine
 from __future__ import annotations
 
 import contextlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from strata.compiler import Statement, compile_statements
@@ -19,7 +19,7 @@ EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.iterdir()
 DIALECTS = ("duckdb", "postgres", "snowflake", "bigquery", "spark", "trino")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(example: str) -> Module:
     with contextlib.chdir(ROOT):
         module = load_module(Path("examples") / example)
@@ -27,7 +27,7 @@ def load(example: str) -> Module:
     return module
 
 
-@lru_cache(maxsize=None)
+@cache
 def statements(example: str, dialect: str) -> tuple[Statement, ...]:
     with contextlib.chdir(ROOT):
         return tuple(compile_statements(load(example), dialect))

@@ -17,9 +17,9 @@ from decimal import Decimal
 
 import duckdb
 import pytest
+from example_modules import ROOT, load, statements
 from sqlglot import exp
 
-from example_modules import ROOT, load, statements
 from strata.plan import RelationRef
 from strata.semantics.expressions import constant_value
 from strata.sqlgen.build import model_query

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 import sqlglot
-from sqlglot import exp
-
 from example_modules import DIALECTS, EXAMPLES, ROOT, models, statements
 from sql_snapshot import SqlSnapshotExtension
+from sqlglot import exp
+
 from strata.compiler import format_statements
 
 CASES = [(example, dialect, model) for example in EXAMPLES for dialect in DIALECTS

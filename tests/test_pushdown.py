@@ -14,10 +14,10 @@ from decimal import Decimal
 import duckdb
 import pytest
 import sqlglot
+from example_modules import DIALECTS, load
 from sqlglot import exp
 
 import dialects
-from example_modules import DIALECTS, load
 from strata.compiler import WATERMARK_PLACEHOLDER, compile_relations, incremental_tree
 from strata.semantics.resolve import load_text
 from strata.sqlgen.literals import lit

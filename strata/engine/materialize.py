@@ -22,11 +22,12 @@ from strata.engine import history as H
 from strata.engine import incremental, staleness
 from strata.engine.branches import ensure_branch, live_snapshots, switch_views
 from strata.engine.clock import now_text
-from strata.engine.fingerprints import RowHash, code_fingerprints, row_hash, run_id
+from strata.engine.fingerprints import (RowHash, code_fingerprints, row_hash, row_hashes,
+                                       run_id)
 from strata.engine.pins import CheckLog, check_joins, check_pins
 from strata.engine.sources import (SourceBinding, bind_source, check_contract, fingerprint,
                                    relation_sql)
-from strata.engine.warehouse import MAIN_BRANCH, Warehouse, crash_point, internal
+from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, internal
 from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
@@ -129,6 +130,9 @@ class Run:
         self._taken: set[str] | None = None  # internal names in use (unique_name)
         self.base_records: dict[str, H.SnapshotRecord] = {}
         self.content: dict[tuple[str, str], str] = {}
+        # new tables waiting for their content hash: (table, model, code_fp, result)
+        self.pending: list[tuple[str, str, str, ModelResult]] = []
+        self.unannounced: list[ModelResult] = []  # progress, in model order
 
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
@@ -212,8 +216,10 @@ class Run:
             for name in closure:
                 result = self._model(name, reasons, base_snaps, code_fps[name], live)
                 report.results.append(result)
-                self.progress(result)
+                self.unannounced.append(result)
+                self._announce()
                 crash_point(f"after_model:{name}")
+            self._flush()
         except BaseException:
             self._drop_created()
             raise
@@ -328,11 +334,15 @@ class Run:
             record = incremental.build_layer(self, plan, code_fp, merge, result, log)
         else:
             result.path = "full" if plan.incremental else None
-            record = self._full(plan, code_fp, result, log)
+            record = self._full(plan, code_fp, result, log, defer=True)
         result.checks = log.ran
         result.skipped_checks = log.skipped
-        if record is None:  # identical content: reused by identity
-            return
+        if record is not None:  # None: settled already (reused), or hashed in a batch
+            self._settle(record, result)
+
+    def _settle(self, record: H.SnapshotRecord, result: ModelResult) -> None:
+        """Keep a new snapshot, or reuse an existing one with the same content."""
+        name = record.model
         same = self.content.get((name, record.content_hash)) or next(
             (r.name for r in self.new_records if r.model == name and
              r.content_hash == record.content_hash), None)
@@ -342,24 +352,73 @@ class Run:
             result.status = "reused"
             result.snapshot = same
             result.notes.append(f"same content as {same}")
+            self.snap_of[name] = same
             return
         record.parts["verified"] = self.verified.get(name, [])
         self.new_records.append(record)
         result.snapshot = record.name
 
+    # ------------------------------------------------------------ hashing in batches
+    # A new table's content hash (and its columns) costs one statement each; on small
+    # tables the statements, not the rows, are the cost (~1-3 ms each, as much as the
+    # CTAS of a trivial model). So small tables are hashed HASH_BATCH at a time, in one
+    # UNION ALL query; a table of HASH_NOW_ROWS rows or more is hashed at once. Until
+    # then a model's snapshot is its new table, which downstream CTAS read like any
+    # other (they copy rows; nothing references it); a duplicate is dropped when its
+    # batch finds an existing snapshot with the same content.
+    HASH_BATCH = 64
+    HASH_NOW_ROWS = 100_000
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        started = time.perf_counter()
+        names = [snap for snap, _, _, _ in batch]
+        try:
+            columns = ({names[0]: table_columns(self.wh, names[0])} if len(names) == 1
+                       else batch_columns(self.wh, names))
+            hashes = row_hashes(self.wh.con, [(internal(n), [c for c, _ in columns[n]])
+                                              for n in names])
+        except duckdb.Error as err:
+            models = ", ".join(f"`{m}`" for _, m, _, _ in batch)
+            raise fail("E080", f"hashing the results of {models} failed in the engine: "
+                       f"{str(err).strip().splitlines()[0]}", None,
+                       "nothing was published") from None
+        share = (time.perf_counter() - started) / len(batch)
+        for (snap, model, code_fp, result), hashed in zip(batch, hashes, strict=True):
+            result.seconds += share
+            self._settle(make_record(snap, model, self.rid, "table", hashed, columns[snap],
+                                     code_fp, {}), result)
+        self._announce()
+
+    def _announce(self) -> None:
+        """Show finished models in order; one still waiting for its hash holds the rest."""
+        waiting = {id(r) for _, _, _, r in self.pending}
+        while self.unannounced and id(self.unannounced[0]) not in waiting:
+            self.progress(self.unannounced.pop(0))
+
     def _full(self, plan: Plan, code_fp: str, result: ModelResult,
-              log: CheckLog) -> H.SnapshotRecord:
+              log: CheckLog, defer: bool = False) -> H.SnapshotRecord | None:
+        """CTAS of the model into a new table, pins checked. Its record comes back, or
+        with `defer` is made when its batch is hashed (`_flush`)."""
         snap = self.unique_name(f"snap_{self.rid}_{plan.model}")
         query = model_query(plan, self.relations).sql(dialect="duckdb")
         result.sql = query
-        self.wh.execute(f"CREATE TABLE {internal(snap)} AS {query}")
+        (rows,) = self.wh.execute(f"CREATE TABLE {internal(snap)} AS {query}").fetchone()
         self.created.append(snap)
         crash_point(f"after_create:{plan.model}")
+        result.rows = rows
+        self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, rows, log,
+                                               self.verified_unique)
+        if defer:
+            result.snapshot = snap
+            self.pending.append((snap, plan.model, code_fp, result))
+            if rows >= self.HASH_NOW_ROWS or len(self.pending) >= self.HASH_BATCH:
+                self._flush()
+            return None
         columns = table_columns(self.wh, snap)
         hashed = row_hash(self.wh.con, internal(snap), [c for c, _ in columns])
-        result.rows = hashed.count
-        self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, hashed.count, log,
-                                               self.verified_unique)
         return make_record(snap, plan.model, self.rid, "table", hashed, columns, code_fp, {})
 
     # ------------------------------------------------------------ naming and cleanup
@@ -381,7 +440,9 @@ class Run:
     def _drop(self, record: H.SnapshotRecord) -> None:
         for obj in [record.name, *record.parts.get("own", [])]:
             if obj in self.created:
-                self.wh.drop(obj)
+                # a layered snapshot is a view over its (table) layers
+                layered_view = obj == record.name and record.kind == "layered"
+                self.wh.drop(obj, "view" if layered_view else "table")
                 self.created.remove(obj)
 
     def _drop_created(self) -> None:
@@ -405,6 +466,18 @@ def _published(wh: Warehouse, rid: str, branch: str,
 
 def _merges(plan: Plan) -> bool:
     return plan.incremental is not None and plan.incremental.strategy in ("append", "upsert")
+
+
+def batch_columns(wh: Warehouse, names: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """(column, type) of many internal tables in one catalog query (the types read as
+    DESCRIBE shows them, which is what `verify` recomputes the hash with)."""
+    out: dict[str, list[tuple[str, str]]] = {n: [] for n in names}
+    for table_name, column, data_type in wh.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name = ? AND table_name IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY table_name, column_index", [INTERNAL, names]).fetchall():
+        out[table_name].append((column, data_type))
+    return out
 
 
 def table_columns(wh: Warehouse, name: str) -> list[tuple[str, str]]:

@@ -211,9 +211,10 @@ class Warehouse:
             [schema, name]).fetchone()
         return bool(row[0] or row2[0])
 
-    def drop(self, name: str) -> None:
-        """Drop an unreferenced internal object (a leftover or a collected snapshot)."""
-        kind = self.internal_objects().get(name)
+    def drop(self, name: str, kind: str | None = None) -> None:
+        """Drop an unreferenced internal object (a leftover or a collected snapshot).
+        A caller that knows the kind ('table' | 'view') spares the catalog lookup."""
+        kind = kind or self.internal_objects().get(name)
         if kind == "view":
             self.con.execute(f"DROP VIEW IF EXISTS {internal(name)}")
         elif kind == "table":

@@ -242,6 +242,9 @@ def test_gc_collects_old_runs_and_keeps_live_and_last_n(six_runs):
     assert entry["details"]["runs_affected"] == sorted(r["run_id"] for r in runs[:4])
     listed = json.loads(p.cli("history", "-o", str(p.wh), "--json").stdout)
     assert listed[0]["kind"] == "gc" and len(listed) == 7
+    text = p.cli("history", "-o", str(p.wh)).stdout.splitlines()[0]
+    assert text.split()[:2] == [report["gc_id"], "gc"]
+    assert "collected=4 leftovers=0" in text
     # a second gc finds nothing and writes nothing
     again = p.gc(day(60), "--older-than", "30d", "--keep-last", "2")
     assert again["status"] == "nothing_to_do" and p.history() == entries

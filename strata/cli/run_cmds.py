@@ -172,9 +172,12 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
             extra = f"  backfill_of={e.backfill_of} reason={e.reason!r}"
         if e.kind == "rollback":
             extra = f"  to {e.details.get('rolled_back_to')}"
+        counts = f"rebuilt={len(e.rebuilt)} reused={len(e.reused)}"
+        if e.kind == "gc":  # it built nothing: say what it took away
+            counts = (f"collected={len(e.details.get('collected', []))} "
+                      f"leftovers={len(e.details.get('leftovers', []))}")
         out.print(f"{e.id:<12}  {e.kind:<8}  {e.branch:<10}  {e.started_at}  "
-                  f"rebuilt={len(e.rebuilt)} reused={len(e.reused)}{extra}", markup=False,
-                  highlight=False)
+                  f"{counts}{extra}", markup=False, highlight=False)
 
 
 def _public(entry: H.HistoryEntry) -> dict:

@@ -307,7 +307,7 @@ model named {
     code, data = p.run()
     assert code == 0, data
     assert model_report(data, "named")["checks"] == [
-        "join customers as c on CAST(customer_id AS TEXT) = c.name"]
+        "join customers as c on CAST(customer_id AS TEXT) = c.name AND c.region = 'eu'"]
     p.load(customers=[*customers, (4, "10", "eu")])
     code, data = p.run()
     assert code == 1 and error_of(data)["code"] == "E064"
@@ -591,3 +591,52 @@ def test_join_many_breaks_inherited_uniqueness(tmp_path):
     err = error_of(data)
     assert err["code"] == "E061" and "model `child`" in err["message"]
     assert "customer=10" in " ".join(err["notes"])
+
+
+BANDS = """
+model banded {
+  from orders
+  join customers as band on amount >= band.id and amount < band.id + 10
+  select id, band.name as band
+}
+"""
+
+
+def test_fan_out_of_a_range_join_is_counted_per_left_row(tmp_path):
+    """No equality to group by: the join itself is counted per left row."""
+    bands = [(0, "low", "x"), (10, "mid", "x"), (20, "high", "x")]
+    p = Project(tmp_path, BANDS, customers=bands)
+    code, data = p.run()
+    assert code == 0, data
+    assert model_report(data, "banded")["checks"] == [
+        "join customers as band on amount >= band.id AND amount < band.id + 10"]
+    p.load(customers=[*bands, (5, "overlap", "x")])  # [5, 15) overlaps [0, 10)
+    code, data = p.run()
+    assert code == 1
+    err = error_of(data)
+    assert err["code"] == "E064"
+    assert "3 left row(s) match several rows of `band`" in err["message"]  # 5.0, 7.0, 9.0
+    assert "amount=9.0, matches=2" in " ".join(err["notes"])
+
+
+def test_keys_with_a_condition_across_both_sides(tmp_path):
+    """Duplicated keys told apart by a further condition do not fan out; the check
+    counts the real matches."""
+    module = """
+model picky {
+  from orders
+  join customers as c on customer_id = c.id and amount > length(c.name)
+  select id, c.name as name
+}
+"""
+    customers = [(10, "a", "eu"), (10, "bbbbbbbbbbbb", "us"), (11, "c", "eu"),
+                 (12, "d", "eu")]
+    p = Project(tmp_path, module, customers=customers)
+    code, data = p.run()
+    assert code == 0, data
+    p.load(orders=[*ORDERS, (9, 10, 20.0, "paid")], customers=customers)
+    code, data = p.run()
+    assert code == 1
+    err = error_of(data)
+    assert err["code"] == "E064" and "1 left row(s)" in err["message"]
+    assert "customer_id=10, amount=20.0, matches=2" in " ".join(err["notes"])

@@ -403,7 +403,7 @@ def proven_unique(plan: Plan, columns, upstream_unique=None) -> str | None:
         return None
     for stage in plan.stages:
         if isinstance(stage, JoinStage):
-            if stage.many or split_join(stage) is None:
+            if stage.many:  # every other join's fan-out is checked before the build
                 return None
         elif not isinstance(stage, (FilterStage, DeriveStage, SelectStage)):
             return None
@@ -464,18 +464,12 @@ class JoinKeys:
     keys: list[tuple[exp.Expression, exp.Expression]]  # (left expr, right expr) equalities
     right_filters: list[exp.Expression]  # conjuncts reading only the right side
     left_filters: list[exp.Expression]  # conjuncts reading only the left side
+    mixed: list[exp.Expression]  # anything else reading both sides (a range, an `or`)
 
     def names(self, stage: JoinStage) -> list[str]:
         """The right keys as the author reads them: column names, or the expression."""
         env = {c.id: column(c.name) for c in stage.columns}
         return [bind(r, env).sql("duckdb") for _, r in self.keys]
-
-    def condition(self, plan: Plan, stage: JoinStage) -> str:
-        """`customer_id = c.id, ...`: each key equality, left side as written."""
-        env = {i: column(n) for i, n in _col_names(plan).items()}
-        env.update({c.id: column(c.name, stage.alias) for c in stage.columns})
-        return ", ".join(f"{bind(a, env).sql('duckdb')} = {bind(b, env).sql('duckdb')}"
-                         for a, b in self.keys)
 
     def plain_columns(self, stage: JoinStage) -> list[str] | None:
         """The right key columns when every right key is a bare column."""
@@ -485,14 +479,14 @@ class JoinKeys:
         return None
 
 
-def split_join(stage: JoinStage) -> JoinKeys | None:
+def split_join(stage: JoinStage) -> JoinKeys:
     """Equalities between a left-side expression and a right-side one are keys;
-    conjuncts on one side only filter that side. Anything else (an `or` across both
-    sides, a range condition) cannot be checked by key: None."""
+    conjuncts on one side only filter that side; the rest (a range condition, an `or`
+    across both sides) is `mixed`."""
     right_ids = {c.id for c in stage.columns}
     on = stage.on
     conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
-    out = JoinKeys([], [], [])
+    out = JoinKeys([], [], [], [])
     for conj in conjuncts:
         while isinstance(conj, exp.Paren):
             conj = conj.this
@@ -512,22 +506,23 @@ def split_join(stage: JoinStage) -> JoinKeys | None:
             if ra and ra <= right_ids and not rb & right_ids:
                 out.keys.append((b, a))
                 continue
-        return None
-    return out if out.keys else None
+        out.mixed.append(conj)
+    return out
 
 
 def _refs(node: exp.Expression) -> set[int]:
     return {n.col_id for n in node.find_all(ColRef)}
 
 
-def join_label(plan: Plan, stage: JoinStage, split: JoinKeys | None = None) -> str:
-    """`join customers as c on customer_id = c.id`: the join as the author wrote it
-    (the keys only, when there are)."""
+def join_label(plan: Plan, stage: JoinStage) -> str:
+    """`join customers as c on customer_id = c.id`: the join as the author wrote it."""
     word = "join_left" if stage.left else "join"
     many = " many" if stage.many else ""
     alias = f" as {stage.alias}" if stage.alias != stage.relation.name else ""
-    keys = f" on {split.condition(plan, stage)}" if split else ""
-    return f"{word}{many} {stage.relation.name}{alias}{keys}"
+    env = {i: column(n) for i, n in _col_names(plan).items()}
+    env.update({c.id: column(c.name, stage.alias) for c in stage.columns})
+    on = bind(stage.on, env).sql("duckdb")
+    return f"{word}{many} {stage.relation.name}{alias} on {on}"
 
 
 def _col_names(plan: Plan) -> dict[int, str]:
@@ -559,17 +554,12 @@ def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
     for index, stage in enumerate(plan.stages):
         if not isinstance(stage, JoinStage):
             continue
+        label = join_label(plan, stage)
         if stage.many:
-            log.skip(join_label(plan, stage, split_join(stage)),
-                     "`many`: the join may match several rows")
+            log.skip(label, "`many`: the join may match several rows")
             continue
         split = split_join(stage)
-        label = join_label(plan, stage, split)
-        if split is None:
-            log.skip(label, "the condition is not an `and` of equalities between the two "
-                     "sides: fan-out cannot be checked by key")
-            continue
-        plain = split.plain_columns(stage)
+        plain = split.plain_columns(stage) if split.keys else None
         if plain is not None and verified_unique(stage.relation, plain):
             log.skip(label, f"`{stage.relation.name}` pins unique [{', '.join(plain)}], "
                      "verified")
@@ -585,6 +575,12 @@ def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
 
 def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, label: str,
              relations: Relations, right: str, log: CheckLog) -> Violation | None:
+    """Unique right keys (after the right-only conditions) cannot fan out: one cheap
+    pass on the right side settles most joins. Otherwise the duplicated keys some left
+    row matches are the violation; with conditions across both sides besides the keys,
+    the join itself is counted per left row."""
+    if not split.keys:
+        return _fan_out_exact(wh, plan, index, stage, label, relations, right, log)
     env = {c.id: column(c.name, "__r") for c in stage.columns}
     rights = [bind(r, env).sql("duckdb") for _, r in split.keys]
     conds = [f"({r}) IS NOT NULL" for r in rights]
@@ -609,6 +605,8 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
         suspect = _hash_has_duplicates(wh, relation, key, where, log)
     if not suspect:
         return None
+    if split.mixed:
+        return _fan_out_exact(wh, plan, index, stage, label, relations, right, log)
     # Duplicated right keys only matter when some left row matches them.
     names = [f"__k{i}" for i in range(len(rights))]
     n = "__rows"
@@ -636,6 +634,44 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
         "fix the data, or write `join many` if the fan-out is intended; " + NOTHING_PUBLISHED)
 
 
+def _fan_out_exact(wh, plan: Plan, index: int, stage: JoinStage, label: str,
+                   relations: Relations, right: str, log: CheckLog) -> Violation | None:
+    """Any condition: number the left rows, join them to the right side with the
+    model's own condition, and count the left rows matched more than once."""
+    right_ids = {c.id for c in stage.columns}
+    left_ids = sorted(_refs(stage.on) - right_ids)
+    names = _col_names(plan)
+    cols = [(Col(-(k + 1), f"__c{k}", Type("null")), colref_of(i)) for k, i in enumerate(left_ids)]
+    if not cols:  # the condition reads only the right side: every left row matches alike
+        cols = [(Col(-1, "__c0", Type("null")), exp.Literal.number(1))]
+    cut = Plan(plan.model, plan.base, [*plan.stages[:index], DeriveStage(cols)],
+               [c for c, _ in cols], plan.reads)
+    left = model_query(cut, relations).sql(dialect="duckdb")
+    env = {i: column(f"__c{k}", "__l") for k, i in enumerate(left_ids)}
+    env.update({c.id: column(c.name, "__r") for c in stage.columns})
+    on = bind(stage.on, env).sql("duckdb")
+    shown = ", ".join(f"__l.{q(c.name)}" for c, _ in cols)
+    query = (f"WITH __left AS (SELECT row_number() OVER () AS __row, * FROM ({left}) AS __x), "
+             f"__m AS (SELECT __l.__row AS __row, count(*) AS __n FROM __left AS __l "
+             f"JOIN {right} AS __r ON {on} GROUP BY __l.__row HAVING count(*) > 1) "
+             f"SELECT {shown}, __m.__n, count(*) OVER () FROM __m JOIN __left AS __l "
+             f"ON __l.__row = __m.__row ORDER BY __m.__n DESC LIMIT {SAMPLE}")
+    sample = log.rows(wh, query)
+    if not sample:
+        return None
+    left_rows = sample[0][-1]
+    keys = [names.get(i, f"__c{k}") for k, i in enumerate(left_ids)] or ["row"]
+    return Violation(
+        "E064", plan.model, f"many-to-one `{label}`", int(left_rows),
+        f"{left_rows} left row(s) match several rows of `{stage.alias}`",
+        tuple(dict(zip([*keys, "matches"], r[:-1])) for r in sample), stage.span,
+        "fix the data, or write `join many` if the fan-out is intended; " + NOTHING_PUBLISHED)
+
+
+def colref_of(col_id: int) -> ColRef:
+    return ColRef(this=col_id)
+
+
 def _left_keys_query(plan: Plan, index: int, split: JoinKeys, relations: Relations) -> str:
     """The left side's join key values, as a query: the plan cut before the join."""
     keys = [(Col(-(i + 1), f"__k{i}", Type("null")), node.copy())
@@ -656,18 +692,14 @@ def planned_checks(plan: Plan, pinned_unique) -> tuple[list[str], list[dict]]:
     for stage in plan.stages:
         if not isinstance(stage, JoinStage):
             continue
+        label = join_label(plan, stage)
         if stage.many:
-            skipped.append({"check": join_label(plan, stage, split_join(stage)),
+            skipped.append({"check": label,
                             "reason": "`many`: the join may match several rows"})
             continue
         split = split_join(stage)
-        label = join_label(plan, stage, split)
-        plain = split.plain_columns(stage) if split else None
-        if split is None:
-            skipped.append({"check": label, "reason": "the condition is not an `and` of "
-                            "equalities between the two sides: fan-out cannot be checked "
-                            "by key"})
-        elif plain is not None and pinned_unique(stage.relation, plain):
+        plain = split.plain_columns(stage) if split.keys else None
+        if plain is not None and pinned_unique(stage.relation, plain):
             skipped.append({"check": label, "reason": f"`{stage.relation.name}` pins unique "
                             f"[{', '.join(plain)}] (verified when it is built; a snapshot "
                             "without that record is checked)"})

@@ -129,33 +129,35 @@ def build_layer(run: "Run", plan: Plan, code_fp: str, merge: Merge, result: "Mod
         base_rows = prev.parts["base_rows"]
     else:
         base, layers, layer_rows, base_rows = prev.name, [], [], prev.row_count
-    if inc.strategy == "append":
-        new_hash = prev_hash.plus(delta_hash)
-    else:
-        replaced = replaced_rows_hash(wh, names, inc.merge_keys, [base, *layers], layer)
-        new_hash = prev_hash.minus(replaced).plus(delta_hash)
-    layers.append(layer)
-    layer_rows.append(delta_hash.count)
-    composed = layered_query(inc.strategy, names, [table(INTERNAL, t)
-                                                   for t in [base, *layers]], inc.merge_keys)
+    tables = [base, *layers, layer]
+    composed = layered_query(inc.strategy, names, [table(INTERNAL, t) for t in tables],
+                             inc.merge_keys)
     snap = run.unique_name(f"snap_{run.rid}_{plan.model}")
-    deep = len(layers) > inc.compact_layers
-    large = sum(layer_rows) > inc.compact_ratio * max(1, base_rows)
+    deep = len(tables) - 1 > inc.compact_layers
+    large = sum(layer_rows) + delta_hash.count > inc.compact_ratio * max(1, base_rows)
     if deep or large:
         wh.execute(f"CREATE TABLE {internal(snap)} AS {composed.sql(dialect='duckdb')}")
         run.created.append(snap)
+        # The compacted table is hashed directly: one scan of it is cheaper than the
+        # replaced-rows probe of a deep chain, and equal to the derived hash by design.
+        new_hash = row_hash(wh.con, internal(snap), names)
         result.compacted = True
-        result.notes.append(f"compacted {len(layers)} layer(s) into a new base table ("
+        result.notes.append(f"compacted {len(tables) - 1} layer(s) into a new base table ("
                             + ("deeper than " + str(inc.compact_layers) if deep else
                                f"deltas above {inc.compact_ratio:.0%} of the base") + ")")
         kind, parts = "table", {}
     else:
+        if inc.strategy == "append":
+            new_hash = prev_hash.plus(delta_hash)
+        else:
+            replaced = replaced_rows_hash(wh, names, inc.merge_keys, tables[:-1], layer)
+            new_hash = prev_hash.minus(replaced).plus(delta_hash)
         wh.execute(f"CREATE VIEW {internal(snap)} AS {composed.sql(dialect='duckdb')}")
         run.created.append(snap)
         kind = "layered"
         parts = {"strategy": inc.strategy, "keys": list(inc.merge_keys), "base": base,
-                 "layers": layers, "layer_rows": layer_rows, "base_rows": base_rows,
-                 "own": [layer]}
+                 "layers": tables[1:], "layer_rows": [*layer_rows, delta_hash.count],
+                 "base_rows": base_rows, "own": [layer]}
     crash_point(f"after_create:{plan.model}")
     result.rows = new_hash.count
     run.verified[plan.model] = _check_incremental_pins(run, plan, prev, snap, layer,

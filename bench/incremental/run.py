@@ -1,0 +1,427 @@
+"""Incremental merge at 1e7 rows: a 1% upsert against a full refresh, and the cost of
+reading a layered snapshot. Not a test: a measurement, printed and written to
+bench/incremental/RESULTS.md (+ results.json).
+
+    .venv/bin/python bench/incremental/run.py                 # 1e7 rows, 5 reps
+    .venv/bin/python bench/incremental/run.py --rows 1e6 --reps 3
+    .venv/bin/python bench/incremental/run.py --only write    # write | read | profile
+
+The data is bench/peers' (the same `orders`/`customers` SQL, the same 1% change:
+`amount + 1, status 'paid', updated_at 2025-01-01 12:00 WHERE id % 100 = 0`), so the
+figures line up with the dbt and SQLMesh rows of bench/peers (2.41 s and 1.92 s).
+
+write   For each variant, one warehouse is built (first run) and the 1% change
+        applied; each repetition copies it twice and times, interleaved (the order
+        alternating), the WHOLE `strata run` process of the incremental refresh and
+        of a `--full-refresh` of the same model. Variants: `upserted` (the cdc
+        column passes through: pushdown) and `upserted_joined` (a join_left to
+        customers: full-then-filter). Correctness of every incremental result is
+        checked (N rows, N distinct ids, N/100 changed rows).
+profile One incremental refresh of `upserted` in-process, timing each step (open,
+        source fingerprint, delta scan + layer write, layer hash, replaced-rows hash,
+        pins, publish, close) and the process start-up (`strata --help`).
+read    A chain of 1% upserts on distinct ids (default thresholds: 8 layers, 20%):
+        depth 1..8 layered, the 9th run compacts. `count(*)` and a downstream
+        aggregate over the snapshots at depth 1, 4, 8 and the compacted one, in one
+        read-only connection, interleaved, medians. The 9th run's time is the
+        compaction's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+WORK = HERE / "work"
+PEERS = REPO / "bench" / "peers"
+
+_spec = importlib.util.spec_from_file_location("peers_generate", PEERS / "generate.py")
+gen = importlib.util.module_from_spec(_spec)
+sys.modules["peers_generate"] = gen  # dataclasses look their module up
+_spec.loader.exec_module(gen)
+
+MODULE = """\
+source orders {
+  id: int
+  customer_id: int
+  amount: decimal(12, 2)
+  status: text
+  updated_at: timestamp
+}
+source customers {
+  id: int
+  name: text
+  region: text
+}
+
+-- the cdc column passes through: the watermark lands in the base CTE (pushdown)
+model upserted {
+  from orders
+  select id, customer_id, amount, status, updated_at
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+}
+
+-- a join_left: computed in full, then filtered (__full / __delta)
+model upserted_joined {
+  from orders
+  join_left customers as c on customer_id = c.id
+  select id, customer_id, amount, status, updated_at, c.region as region
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+}
+"""
+
+AGGREGATE = ("SELECT status, count(*) AS n, sum(amount) AS total, avg(amount) AS mean "
+             "FROM {rel} GROUP BY status ORDER BY status")
+
+
+def strata_exe() -> str:
+    venv = REPO / ".venv" / "bin" / "strata"
+    return str(venv) if venv.exists() else "strata"
+
+
+def python_exe() -> str:
+    venv = REPO / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+CPU: list[float] = []  # CPU seconds (user + sys) of the last timed() process
+
+
+def timed(argv: list[str]) -> tuple[float, str]:
+    """Wall clock of a whole process; its CPU time (user + sys, all threads) goes to
+    CPU[-1]: on a shared, loaded machine the wall clock inflates, CPU time much less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout}\n"
+                         f"{proc.stderr}")
+    return elapsed, proc.stdout
+
+
+def sql(db: Path, *statements: str, read_only: bool = False):
+    import duckdb
+    con = duckdb.connect(str(db), read_only=read_only)
+    try:
+        rows = None
+        for s in statements:
+            cur = con.execute(s)
+            rows = cur.fetchall() if cur.description else None
+        return rows
+    finally:
+        con.close()
+
+
+def copy_db(src: Path, dst: Path) -> Path:
+    for p in (dst, Path(str(dst) + ".wal")):
+        p.unlink(missing_ok=True)
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def seed(rows: int) -> Path:
+    peers = PEERS / "work" / "data" / f"orders_{rows}.duckdb"
+    if peers.exists():
+        return peers
+    out = WORK / f"orders_{rows}.duckdb"
+    if not out.exists():
+        print(f"generating {rows:,} rows ...", flush=True)
+        gen.make_data(rows, out)
+    return out
+
+
+def module_path() -> Path:
+    path = WORK / "bench.strata"
+    path.write_text(MODULE)
+    return path
+
+
+def run_strata(db: Path, model: str, *extra: str) -> tuple[float, dict]:
+    secs, out = timed([strata_exe(), "run", str(module_path()), "-o", str(db), "--models",
+                       model, "--json", *extra])
+    return secs, json.loads(out)
+
+
+def model_of(report: dict, model: str) -> dict:
+    return next(m for m in report["models"] if m["model"] == model)
+
+
+def check_upsert(db: Path, model: str, rows: int, changed: int) -> None:
+    got = sql(db, f"SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE updated_at = "
+                  f"TIMESTAMP '{gen.CHANGE_TS}') FROM main.v_{model}", read_only=True)[0]
+    want = (rows, rows, changed)
+    if tuple(got) != want:
+        raise SystemExit(f"WRONG {model}: rows/distinct ids/changed = {got}, want {want}")
+
+
+# ------------------------------------------------------------------ write
+def built_and_changed(rows: int, model: str) -> Path:
+    """A warehouse after the model's first run, with the 1% change applied."""
+    out = WORK / f"{model}_{rows}_changed.duckdb"
+    if out.exists():
+        return out
+    tmp = copy_db(seed(rows), WORK / "tmp_build.duckdb")
+    secs, _ = run_strata(tmp, model)
+    print(f"  first build of {model}: {secs:.2f} s", flush=True)
+    sql(tmp, gen.CHANGE_ORDERS_1PCT_SQL, "CHECKPOINT")
+    tmp.replace(out)
+    return out
+
+
+def bench_write(rows: int, reps: int) -> dict:
+    results = {}
+    for model in ("upserted", "upserted_joined"):
+        print(f"== write: {model}", flush=True)
+        template = built_and_changed(rows, model)
+        inc, full, detail, inc_cpu, full_cpu = [], [], [], [], []
+        for rep in range(reps):
+            a = copy_db(template, WORK / "inc.duckdb")
+            b = copy_db(template, WORK / "full.duckdb")
+            order = ["inc", "full"] if rep % 2 == 0 else ["full", "inc"]
+            for which in order:
+                if which == "inc":
+                    secs, report = run_strata(a, model)
+                    m = model_of(report, model)
+                    inc.append(secs)
+                    inc_cpu.append(CPU[-1])
+                    detail.append({"seconds": secs, "run_seconds": report["seconds"],
+                                   "fingerprint_seconds": report["fingerprint_seconds"],
+                                   "model_seconds": m["seconds"], "path": m["path"],
+                                   "delta_rows": m["delta_rows"]})
+                    check_upsert(a, model, rows, rows // 100)
+                else:
+                    secs, report = run_strata(b, model, "--full-refresh")
+                    assert model_of(report, model)["path"] == "full"
+                    full.append(secs)
+                    full_cpu.append(CPU[-1])
+            print(f"  rep {rep}: incremental {inc[-1]:.2f} s ({detail[-1]['path']}, delta "
+                  f"{detail[-1]['delta_rows']}), full refresh {full[-1]:.2f} s", flush=True)
+        results[model] = {
+            "incremental": median(inc), "full_refresh": median(full),
+            "ratio": median(inc) / median(full), "samples_incremental": inc,
+            "incremental_cpu": median(inc_cpu), "full_refresh_cpu": median(full_cpu),
+            "samples_full": full, "path": detail[0]["path"],
+            "delta_rows": detail[0]["delta_rows"],
+            "in_process": {k: median([d[k] for d in detail]) for k in
+                           ("run_seconds", "fingerprint_seconds", "model_seconds")},
+        }
+    return results
+
+
+# ------------------------------------------------------------------ profile
+PROFILE = r'''
+import json, sys, time
+import strata.engine.warehouse as W
+import strata.engine.materialize as M
+import strata.engine.incremental as I
+import strata.engine.history as H
+import strata.engine.branches as B
+t_imports = time.perf_counter()
+from strata.semantics.resolve import load_module
+steps = {}
+def add(key, secs):
+    steps[key] = steps.get(key, 0.0) + secs
+def wrap(owner, name, key):
+    orig = getattr(owner, name)
+    def inner(*a, **k):
+        t = time.perf_counter()
+        try:
+            return orig(*a, **k)
+        finally:
+            add(key, time.perf_counter() - t)
+    setattr(owner, name, inner)
+orig_exec = W.Warehouse.execute
+def execute(self, statement, params=None):
+    t = time.perf_counter()
+    try:
+        return orig_exec(self, statement, params)
+    finally:
+        s = statement.lstrip().upper()
+        target = s.split(" AS ", 1)[0]  # CREATE TABLE <target> AS ...
+        key = ("delta scan + layer write (CTAS)" if s.startswith("CREATE TABLE") and "LAYER_" in target
+               else "compaction (CTAS of the composed rows)" if s.startswith("CREATE TABLE")
+               else "watermark (max cdc)" if s.startswith("SELECT MAX(")
+               else "other statements (registry, views, describe)")
+        add(key, time.perf_counter() - t)
+W.Warehouse.execute = execute
+wrap(W.Warehouse, "open", "open warehouse")
+wrap(W.Warehouse, "close", "close (checkpoint)")
+wrap(M, "fingerprint", "source fingerprint (hash of 1e7 source rows)")
+wrap(M, "check_contract", "source contract check")
+wrap(I, "replaced_rows_hash", "hash of replaced rows")
+wrap(I, "_check_incremental_pins", "pins")
+wrap(M, "code_fingerprints", "code fingerprints")
+wrap(M, "row_hash", "hash of a full snapshot table")
+t0 = time.perf_counter()
+module = load_module(sys.argv[1])
+add("parse + resolve module", time.perf_counter() - t0)
+t0 = time.perf_counter()
+report = M.run(module, sys.argv[2], M.RunOptions(models=["upserted"]))
+total = time.perf_counter() - t0
+m = next(r for r in report.results if r.model == "upserted")
+print(json.dumps({"total_run": total, "steps": steps, "path": m.path,
+                  "delta_rows": m.delta_rows}))
+'''
+
+
+def bench_profile(rows: int, reps: int) -> dict:
+    print("== profile: upserted, in-process", flush=True)
+    template = built_and_changed(rows, "upserted")
+    runs = []
+    for _ in range(reps):
+        db = copy_db(template, WORK / "prof.duckdb")
+        _, out = timed([python_exe(), "-c", PROFILE, str(module_path()), str(db)])
+        runs.append(json.loads(out))
+    keys = sorted({k for r in runs for k in r["steps"]})
+    steps = {k: median([r["steps"].get(k, 0.0) for r in runs]) for k in keys}
+    startup = median([timed([strata_exe(), "--help"])[0] for _ in range(reps)])
+    imports = median([timed([python_exe(), "-c", "import strata.cli.main; "
+                             "from strata.cli import run_cmds"])[0] for _ in range(reps)])
+    bare = median([timed([python_exe(), "-c", "import duckdb"])[0] for _ in range(reps)])
+    out = {"total_run": median([r["total_run"] for r in runs]), "steps": steps,
+           "startup_help": startup, "import_cli": imports, "python_import_duckdb": bare}
+    for k, v in sorted(steps.items(), key=lambda kv: -kv[1]):
+        print(f"  {v:6.3f} s  {k}")
+    print(f"  {out['total_run']:6.3f} s  run() in-process total")
+    print(f"  {startup:6.3f} s  `strata --help` (process start-up); imports of the run "
+          f"command {imports:.3f} s; python + import duckdb {bare:.3f} s", flush=True)
+    return out
+
+
+# ------------------------------------------------------------------ read
+def bench_read(rows: int, reps: int) -> dict:
+    print("== read: a chain of 1% upserts on distinct ids", flush=True)
+    db = copy_db(seed(rows), WORK / "chain.duckdb")
+    run_strata(db, "upserted")
+    snaps, writes = {}, {}
+    for k in range(1, 10):
+        sql(db, f"UPDATE main.orders SET amount = amount + 1, status = 'paid', updated_at = "
+                f"TIMESTAMP '2025-01-0{k} 12:00:00' WHERE id % 100 = {k}", "CHECKPOINT")
+        if k == 9:  # the compaction: in-process, to see where its time goes
+            keep = copy_db(db, WORK / "chain_before_compaction.duckdb")
+            _, out = timed([python_exe(), "-c", PROFILE, str(module_path()), str(keep)])
+            compaction_steps = json.loads(out)["steps"]
+            keep.unlink()
+        secs, report = run_strata(db, "upserted")
+        m = model_of(report, "upserted")
+        snaps[k] = m["snapshot"]
+        writes[k] = {"seconds": secs, "model_seconds": m["seconds"], "path": m["path"],
+                     "compacted": m.get("compacted"), "delta_rows": m["delta_rows"]}
+        print(f"  run {k}: {secs:.2f} s ({m['path']}{', compacted' if m.get('compacted') else ''}"
+              f", model {m['seconds']:.2f} s)", flush=True)
+    for key, v in sorted(compaction_steps.items(), key=lambda kv: -kv[1]):
+        print(f"    compaction run: {v:6.3f} s  {key}")
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    kinds = {k: con.execute("SELECT kind FROM strata_internal.snapshots WHERE name = ?",
+                            [snaps[k]]).fetchone()[0] for k in snaps}
+    targets = {"depth 1": snaps[1], "depth 4": snaps[4], "depth 8": snaps[8],
+               "compacted": snaps[9]}
+    assert kinds[8] == "layered" and kinds[9] == "table", kinds
+    queries = {"count(*)": "SELECT count(*) FROM {rel}", "aggregate": AGGREGATE}
+    samples = {(t, q): [] for t in targets for q in queries}
+    for rep in range(reps + 1):
+        for q, text in queries.items():
+            names = list(targets) if rep % 2 == 0 else list(reversed(targets))
+            for t in names:
+                rel = f"strata_internal.{targets[t]}"
+                start = time.perf_counter()
+                con.execute(text.format(rel=rel)).fetchall()
+                if rep:  # the first round warms the cache
+                    samples[(t, q)].append(time.perf_counter() - start)
+    con.close()
+    out = {"writes": writes, "reads": {}, "compaction_steps": compaction_steps}
+    for q in queries:
+        base = median(samples[("compacted", q)])
+        for t in targets:
+            med = median(samples[(t, q)])
+            out["reads"][f"{q} @ {t}"] = {"seconds": med, "ratio": med / base}
+            print(f"  {q:<10} {t:<10} {med:7.4f} s  {med / base:5.2f}x", flush=True)
+    return out
+
+
+# ------------------------------------------------------------------ report
+def markdown(rows: int, res: dict) -> str:
+    lines = [f"# Incremental merge, {rows:,} rows (generated by bench/incremental/run.py)", ""]
+    if "write" in res:
+        lines += ["| model (path) | incremental run | --full-refresh | ratio | CPU s inc / full |",
+                  "|---|---|---|---|---|"]
+        for model, r in res["write"].items():
+            lines.append(f"| `{model}` ({r['path']}, delta {r['delta_rows']:,}) | "
+                         f"{r['incremental']:.2f} s | {r['full_refresh']:.2f} s | "
+                         f"{r['ratio']:.2f}x | {r['incremental_cpu']:.2f} / "
+                         f"{r['full_refresh_cpu']:.2f} |")
+        lines.append("")
+    if "profile" in res:
+        p = res["profile"]
+        lines += ["| step of the incremental run of `upserted` | seconds |", "|---|---|"]
+        for k, v in sorted(p["steps"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"| {k} | {v:.3f} |")
+        lines += [f"| run() in-process total | {p['total_run']:.3f} |",
+                  f"| `strata --help` (start-up) | {p['startup_help']:.3f} |", ""]
+    if "read" in res:
+        lines += ["| read | seconds | vs compacted |", "|---|---|---|"]
+        for k, v in res["read"]["reads"].items():
+            lines.append(f"| {k} | {v['seconds']:.4f} | {v['ratio']:.2f}x |")
+        lines += ["", "| chain run | seconds (process) | path |", "|---|---|---|"]
+        for k, w in res["read"]["writes"].items():
+            lines.append(f"| {k} | {w['seconds']:.2f} | {w['path']}"
+                         f"{', compacted' if w['compacted'] else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=lambda s: int(float(s)), default=10_000_000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--only", default="write,profile,read")
+    ap.add_argument("--fresh", action="store_true", help="rebuild the prepared warehouses")
+    args = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    if args.fresh:
+        for p in WORK.glob("*_changed.duckdb"):
+            p.unlink()
+    parts = args.only.split(",")
+    res: dict = {"rows": args.rows, "reps": args.reps}
+    if "write" in parts:
+        res["write"] = bench_write(args.rows, args.reps)
+    if "profile" in parts:
+        res["profile"] = bench_profile(args.rows, args.reps)
+    if "read" in parts:
+        res["read"] = bench_read(args.rows, args.reps)
+    text = markdown(args.rows, res)
+    print(text)
+    (HERE / "RESULTS.md").write_text(text)
+    (HERE / "results.json").write_text(json.dumps(res, indent=2))
+    for p in WORK.glob("*.duckdb"):
+        if not p.name.endswith("_changed.duckdb"):
+            p.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("STRATA_LOCK_TIMEOUT", "60")
+    main()

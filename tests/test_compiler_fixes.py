@@ -172,8 +172,8 @@ class TestDateTruncOfADate:
 source t { d: date, ts: timestamp }
 model m {
   from t
-  derive md = date_trunc('month', d), mt = date_trunc('month', ts)
-  pin columns { d: date, ts: timestamp, md: date, mt: timestamp }
+  derive md = date_trunc('month', d), mt = date_trunc('month', ts), dd = date_trunc('day', d)
+  pin columns { d: date, ts: timestamp, md: date, mt: timestamp, dd: date }
 }
 """
 
@@ -187,9 +187,10 @@ model m {
                     "TIMESTAMP '2024-03-15 10:30:00' AS ts")
         (stmt,) = compile_statements(module, "duckdb")
         rel = con.sql(stmt.sql)
-        assert [str(t) for t in rel.types] == ["DATE", "TIMESTAMP", "DATE", "TIMESTAMP"]
+        assert [str(t) for t in rel.types] == ["DATE", "TIMESTAMP", "DATE", "TIMESTAMP", "DATE"]
         import datetime as dt
-        assert rel.fetchall()[0][2:] == (dt.date(2024, 3, 1), dt.datetime(2024, 3, 1))
+        assert rel.fetchall()[0][2:] == (dt.date(2024, 3, 1), dt.datetime(2024, 3, 1),
+                                         dt.date(2024, 3, 15))
 
     def test_every_dialect_casts_the_date(self):
         from strata.semantics.resolve import load_text
@@ -200,6 +201,11 @@ model m {
             tree = sqlglot.parse_one(stmt.sql, read=dialect)
             md = next(a for a in tree.expressions if a.alias_or_name == "md")
             assert isinstance(md.this, exp.Cast) and md.this.to.this == exp.DataType.Type.DATE
+            # a date truncated to a day is the date itself (Spark's TRUNC has no DAY)
+            dd = next(a for a in tree.expressions if a.alias_or_name == "dd")
+            assert dd.this.sql(dialect) == "base.d"
+        (stmt,) = compile_statements(module, "bigquery")
+        assert "CAST(DATE_TRUNC(base.d, MONTH) AS DATE) AS md" in stmt.sql
 
 
 class TestDateArithmetic:

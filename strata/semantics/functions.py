@@ -146,12 +146,15 @@ def _length_node(args: list[exp.Expression], types: list[T.Type]) -> exp.Express
 
 
 def _date_trunc_node(args: list[exp.Expression], types: list[T.Type]) -> exp.Expression:
-    node = exp.func("date_trunc", *args, dialect="duckdb")
-    # Truncating a date gives a timestamp on DuckDB, Postgres and Spark; the type
-    # checker says date (the kind of the argument), so the SQL says so too.
-    if types[1].kind == "date":
-        return exp.Cast(this=node, to=exp.DataType.build("DATE"))
-    return node
+    if types[1].kind != "date":
+        return exp.func("date_trunc", *args, dialect="duckdb")
+    unit = args[0].name.lower()
+    if unit in ("day", "hour", "minute", "second"):
+        return args[1]  # a date is whole days already
+    # DateTrunc, not TimestampTrunc: BigQuery's DATE_TRUNC, Spark's TRUNC. DuckDB and
+    # Postgres still return a timestamp; the checker says date, so the SQL does too.
+    node = exp.DateTrunc(this=args[1], unit=exp.Literal.string(unit.upper()))
+    return exp.Cast(this=node, to=exp.DataType.build("DATE"))
 
 
 def _count_star(args: list[exp.Expression]) -> exp.Expression:

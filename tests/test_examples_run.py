@@ -201,6 +201,16 @@ def test_set_operations(shop):
     assert sorted(r[0] for r in rows(shop, "active_bestsellers")) == [1, 2, 3, 4, 5, 7, 8]
 
 
+def test_order_log_date_functions(shop):
+    # date_trunc of a date stays a date; date + 30 is 30 days later (a leap February)
+    assert rows(shop, "order_log", "order_id, order_year, order_month, review_on",
+                "WHERE order_id IN (1, 24) ORDER BY 1") == [
+        (1, 2024, dt.date(2024, 1, 1), dt.date(2024, 2, 2)),
+        (24, 2024, dt.date(2024, 2, 1), dt.date(2024, 3, 27)),
+    ]
+    assert rows(shop, "order_log", "count(*)") == [(23,)]  # 24 orders but the test one
+
+
 def test_let_cdc_column_falls_back_to_signup(shop):
     assert rows(shop, "customer_profiles", "customer_id, email, region, changed_at",
                 "WHERE customer_id IN (3, 7) ORDER BY 1") == [

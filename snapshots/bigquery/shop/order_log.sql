@@ -16,6 +16,8 @@ SELECT
   base.customer_id,
   base.order_date,
   EXTRACT(YEAR FROM base.order_date) AS order_year,
+  CAST(DATE_TRUNC(base.order_date, MONTH) AS DATE) AS order_month,
+  CAST(DATE_ADD(base.order_date, INTERVAL 30 DAY) AS DATE) AS review_on,
   base.status
 FROM base;
 
@@ -37,6 +39,8 @@ WITH base AS (
     base.customer_id,
     base.order_date,
     EXTRACT(YEAR FROM base.order_date) AS order_year,
+    CAST(DATE_TRUNC(base.order_date, MONTH) AS DATE) AS order_month,
+    CAST(DATE_ADD(base.order_date, INTERVAL 30 DAY) AS DATE) AS review_on,
     base.status
   FROM base
 )
@@ -45,6 +49,8 @@ SELECT
   __prev.customer_id,
   __prev.order_date,
   __prev.order_year,
+  __prev.order_month,
+  __prev.review_on,
   __prev.status
 FROM v_order_log AS __prev
 UNION ALL
@@ -53,5 +59,7 @@ SELECT
   customer_id,
   order_date,
   order_year,
+  order_month,
+  review_on,
   status
 FROM __delta;

@@ -245,6 +245,8 @@ def test_gc_collects_old_runs_and_keeps_live_and_last_n(six_runs):
     text = p.cli("history", "-o", str(p.wh)).stdout.splitlines()[0]
     assert text.split()[:2] == [report["gc_id"], "gc"]
     assert "collected=4 leftovers=0" in text
+    text = error_text(p.cli("rollback", gc_id, "-o", str(p.wh), ok=False), "E073")
+    assert f"run `{gc_id}` (gc) has no snapshots" in text
     # a second gc finds nothing and writes nothing
     again = p.gc(day(60), "--older-than", "30d", "--keep-last", "2")
     assert again["status"] == "nothing_to_do" and p.history() == entries

@@ -38,8 +38,9 @@ def require_snapshots(wh: Warehouse, entry: H.HistoryEntry, action: str
 def rollback(wh: Warehouse, run_id: str, branch: str | None = None) -> H.HistoryEntry:
     entry = H.find(wh, run_id)
     target = branch or entry.branch
-    ensure_branch(wh, target)
+    # first: an entry without snapshots (a gc's branch is `*`) is E073, not "unknown branch"
     records = require_snapshots(wh, entry, "roll back to")
+    ensure_branch(wh, target)
     views = {m: r.name for m, r in records.items()}
     with wh.transaction():
         switch_views(wh, target, views)

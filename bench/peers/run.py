@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import platform
 import re
@@ -441,6 +442,7 @@ class Bench:
         self.reps = args.reps
         self.projects: set[Path] = set()
         self.commit = strata_commit()
+        self.machine = machine()
 
     # -- helpers
     def row(self, key: str, title: str) -> Row:
@@ -706,17 +708,26 @@ def cell_text(row: Row, tool: str) -> str:
     if med is None:
         return f"**failed**: {c.failure().replace('|', '/')}"
     text = fmt_s(med)
-    warn = [part for n in c.notes() for part in n.split("; ")
-            if part.startswith(("STALE", "WRONG", "result differs"))]
+    warn = warnings(c)
     if warn:
         text += " ⚠ " + "; ".join(warn).replace("|", "/")
     return text
+
+
+def warnings(c: Cell | None) -> list[str]:
+    """The correctness warnings of a cell (STALE, WRONG, result differs)."""
+    if c is None:
+        return []
+    return [part for n in c.notes() for part in n.split("; ")
+            if part.startswith(("STALE", "WRONG", "result differs"))]
 
 
 def ratio(row: Row, a: str, b: str) -> str:
     ca, cb = row.cells.get(a), row.cells.get(b)
     if not ca or not cb or ca.skipped or cb.skipped:
         return "—"
+    if warnings(ca) or warnings(cb):  # a time for a wrong result compares nothing
+        return "— (⚠)"
     x, y = ca.median(), cb.median()
     if x is None or y is None or y == 0:
         return "—"
@@ -733,8 +744,10 @@ def load_summary(bench: Bench) -> str:
     if bench.args.max_load > 0:
         text += (f"; the harness waited for load <= {bench.args.max_load} before each process "
                  f"({bench.runner.waited / 60:.1f} min of waiting in all)")
-    elif max(loads) > 2:
-        text += "; **other work was running: figures are inflated**"
+    if statistics.median(loads) > 2:
+        text += ("; **other work was running on the machine: absolute times are inflated "
+                 "several times over (compare the quiet-machine figures in PEERS.md); the "
+                 "ratios between the interleaved tools are the more robust part**")
     return text + "."
 
 
@@ -788,7 +801,7 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
         f"on {started:%Y-%m-%d %H:%M} UTC in {elapsed / 60:.1f} min"
         + (" — **quick smoke-test sizes, not the real benchmark**." if args.quick else "."),
         "",
-        f"- Machine: {machine()}; one process at a time.",
+        f"- Machine: {bench.machine}; one process at a time.",
         f"- Repetitions: {bench.reps} per cell, tools interleaved, median shown; "
         f"timeout {args.timeout:.0f} s per process.",
         f"- Machine load: {load_summary(bench)}",
@@ -837,6 +850,7 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
     data = {
         "started": started.isoformat(), "elapsed_s": elapsed, "argv": args.argv,
         "machine": machine(), "versions": v, "reps": bench.reps, "strata_commit": bench.commit,
+        "waited_s": bench.runner.waited, "machine_text": bench.machine,
         "rows": [{"key": r.key, "title": r.title, "commands": r.commands,
                   "cells": {t: asdict(c) for t, c in r.cells.items()}} for r in bench.rows],
     }
@@ -855,9 +869,13 @@ def chart(bench: Bench, path: Path) -> None:
     tools = bench.tools
     colors = {"dbt": "#f28e2b", "sqlmesh": "#4e79a7", "strata": "#59a14f", "raw": "#9c9c9c"}
     h = 0.8 / len(tools)
+    fail_at: list[tuple[float, str]] = []
+    meds = [c.median() for r in rows for c in r.cells.values()
+            if not c.skipped and c.median()]
+    left = 10 ** math.floor(math.log10(min(meds) / 1.5)) if meds else 0.01
     fig, ax = plt.subplots(figsize=(11, 0.62 * len(rows) * len(tools) / 2.6 + 1.8))
     for i, t in enumerate(tools):
-        ys, xs, fails = [], [], []
+        ys, xs, fails, labels = [], [], [], []
         for j, r in enumerate(rows):
             y = j + (i - (len(tools) - 1) / 2) * h
             c = r.cells.get(t)
@@ -865,24 +883,33 @@ def chart(bench: Bench, path: Path) -> None:
             if med is not None:
                 ys.append(y)
                 xs.append(med)
+                labels.append(fmt_s(med) + (" ⚠ " + warnings(c)[0].split(":")[0].lower()
+                                            if warnings(c) else ""))
             elif c and c.samples and not c.skipped:
                 fails.append(y)
         ax.barh(ys, xs, height=h, color=colors[t], label=LABELS[t])
-        for y, x in zip(ys, xs):
-            ax.text(x * 1.04, y, fmt_s(x), va="center", fontsize=7)
+        for y, x, text in zip(ys, xs, labels):
+            ax.text(x * 1.04, y, text, va="center", fontsize=7,
+                    color="red" if "⚠" in text else "black")
         for y in fails:
-            ax.text(0.011, y, f"{LABELS[t]} failed", va="center", fontsize=7, color="red")
+            fail_at.append((y, f"{LABELS[t]} failed"))
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([textwrap.fill(re.sub(r"`", "", r.title), 44) for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    top = max((c.median() or 0) for r in rows for c in r.cells.values() if not c.skipped)
-    ax.set_xlim(0.01, max(top, 0.1) * 3)
+    for y, text in fail_at:
+        ax.text(left * 1.1, y, text, va="center", fontsize=7, color="red")
+    ax.set_xlim(left, max(meds or [1]) * 3)
     ax.set_xlabel("seconds, wall clock of the whole process (median, log scale)")
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(axis="x", which="both", alpha=0.3)
+    loads = [smp.load for r in bench.rows for c in r.cells.values() for smp in c.samples
+             if smp.load is not None]
+    sub = f"{bench.reps} reps, median; {bench.machine.split(' (')[0]}"
+    if loads and statistics.median(loads) > 2:
+        sub += f"; busy machine (load {statistics.median(loads):.1f}): absolute times inflated"
     ax.set_title("Strata vs dbt vs SQLMesh vs raw DuckDB" +
-                 (" (quick sizes)" if bench.args.quick else ""))
+                 (" (quick sizes)" if bench.args.quick else "") + "\n" + sub, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -948,6 +975,25 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def rerender(path: Path, out: Path) -> None:
+    """Write RESULTS.md/results.png again from a results.json, measuring nothing."""
+    data = json.loads(path.read_text())
+    args = parse_args(data["argv"])
+    args.out = out
+    bench = Bench(args)
+    bench.reps = data["reps"]
+    bench.commit = data.get("strata_commit", "unknown")
+    bench.machine = data.get("machine_text") or data.get("machine", "")
+    bench.runner.waited = data.get("waited_s", 0.0)
+    for r in data["rows"]:
+        row = Row(r["key"], r["title"], dict(r["commands"]))
+        for t, c in r["cells"].items():
+            row.cells[t] = Cell([Sample(**smp) for smp in c["samples"]], c["skipped"])
+        bench.rows.append(row)
+    started = dt.datetime.fromisoformat(data["started"])
+    write_report(bench, started, data["elapsed_s"])
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -957,6 +1003,10 @@ def main() -> None:
     # it cleanly (the running tool is killed, the report is still written).
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    if sys.argv[1:2] == ["--rerender"]:  # --rerender RESULTS.json [OUT.md]
+        src = Path(sys.argv[2])
+        rerender(src, Path(sys.argv[3]) if len(sys.argv) > 3 else HERE / "RESULTS.md")
+        return
     args = parse_args(sys.argv[1:])
     started = dt.datetime.now(dt.timezone.utc)
     t0 = time.perf_counter()
@@ -980,6 +1030,9 @@ def main() -> None:
             bench.upsert(args.upsert_rows)
     except KeyboardInterrupt:
         print("!! interrupted: writing what was measured so far")
+    end = strata_commit()  # the editable install follows the tree: did it move?
+    if end != bench.commit:
+        bench.commit = f"{bench.commit} (at the start; {end} at the end)"
     write_report(bench, started, time.perf_counter() - t0)
 
 

@@ -13,6 +13,7 @@ DATE), and doubles are compared to 12 significant digits.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -235,8 +236,8 @@ class _Test:
     # ------------------------------------------------------------ expectations
     def _expect(self, block: ast.RowsBlock) -> None:
         source = table(MODELS, block.relation).sql("duckdb")
-        engine = dict((r[0], r[1]) for r in self.con.execute(
-            f"DESCRIBE SELECT * FROM {source}").fetchall())
+        engine = {r[0]: r[1] for r in self.con.execute(
+            f"DESCRIBE SELECT * FROM {source}").fetchall()}
         types = [(c, exp.DataType.build(engine[c], dialect="duckdb")) for c in block.columns]
         listed = ", ".join(ident(c).sql("duckdb") for c in block.columns)
         actual = self.con.execute(f"SELECT {listed} FROM {source}").fetchall()
@@ -297,12 +298,12 @@ def _union(rows: list[list[exp.Expression]], columns: list[tuple[str, exp.DataTy
 # ---------------------------------------------------------------- comparing values
 def _canon(value):
     """A hashable value equal for values a reader calls equal."""
-    if isinstance(value, tuple) or isinstance(value, list):
+    if isinstance(value, (tuple, list)):
         return tuple(_canon(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted((k, _canon(v)) for k, v in value.items()))
     if isinstance(value, float):
-        if value != value:  # NaN
+        if math.isnan(value):
             return "NaN"
         return float(f"{value:.{DIGITS}g}")
     if isinstance(value, Decimal):

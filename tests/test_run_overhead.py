@@ -97,3 +97,31 @@ def test_a_no_op_costs_the_same_at_any_module_size(warehouse, tmp_path):
         assert report.status == "up_to_date"
         counts.append(counting.total)
     assert counts[0] == counts[1] <= 15, counts
+
+
+def test_an_unchanged_module_is_not_rendered_again(warehouse, monkeypatch):
+    """Code fingerprints come back from the last run when the module text and the
+    compiler are the same; any edit (or another compiler) renders everything."""
+    from strata.engine import fingerprints
+
+    rendered = []
+    real = fingerprints.canonical_sql
+    monkeypatch.setattr(fingerprints, "canonical_sql",
+                        lambda plan: rendered.append(plan.model) or real(plan))
+    text = chains(30)
+    run_counted(warehouse, text)
+    assert len(rendered) == 30
+    rendered.clear()
+    _, report = run_counted(warehouse, text, only_stale=True)
+    assert report.status == "up_to_date" and rendered == []
+
+    edited = text.replace("model t29 {\n  from t27\n  let k1 = k + 1",
+                          "model t29 {\n  from t27\n  let k1 = k + 2")
+    _, report = run_counted(warehouse, edited, only_stale=True)
+    assert len(rendered) == 30
+    assert report.stale_reasons == {"t29": "code changed"}
+
+    rendered.clear()
+    monkeypatch.setattr(fingerprints, "compiler_key", lambda: "another compiler")
+    _, report = run_counted(warehouse, edited, only_stale=True)
+    assert len(rendered) == 30 and report.status == "up_to_date"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from sqlglot import exp
 
@@ -117,6 +119,46 @@ def code_fingerprints(module: Module, names: list[str] | None = None,
             canonical[name] = sql
         fps[name] = sha("model", name, model_code(info.plan, sql), sources, upstream)[:32]
     return fps
+
+
+@lru_cache(maxsize=1)
+def compiler_key() -> str:
+    """A hash of everything besides the module that shapes a model's compiled SQL:
+    strata's and the dialects' own source files and sqlglot's version."""
+    import sqlglot
+
+    import dialects
+    import strata
+
+    h = hashlib.sha256(sqlglot.__version__.encode())
+    for root in (Path(strata.__file__).parent, Path(dialects.__file__).parent):
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".lark"):
+                h.update(str(path.relative_to(root.parent)).encode() + b"\x00")
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def module_key(module: Module) -> str:
+    """Same key = same module text compiled by the same compiler = same code
+    fingerprints and canonical SQL."""
+    return sha("module", sorted(module.files.items()), compiler_key())[:32]
+
+
+def reusable_code_fingerprints(entry, key: str, names: list[str],
+                               canonical: dict[str, str]) -> dict[str, str] | None:
+    """A previous run's code fingerprints and canonical SQL, when that run compiled the
+    very same module text with the very same compiler (`module_key`): rendering every
+    model again would give the same text (~1 ms a model). None when anything differs
+    or a model is missing from that run."""
+    if entry is None or entry.details.get("__code_key") != key:
+        return None
+    fps = entry.code_fingerprints
+    code = entry.details.get("__replay", {}).get("code", {})
+    if not all(m in fps and m in code for m in names):
+        return None
+    canonical.update({m: code[m] for m in names})
+    return {m: fps[m] for m in names}
 
 
 def run_id(branch: str, selection: list[str], code_fps: dict[str, str],

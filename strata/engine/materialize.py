@@ -22,7 +22,8 @@ from strata.engine import history as H
 from strata.engine import incremental, staleness
 from strata.engine.branches import ensure_branch, live_snapshots, switch_views
 from strata.engine.clock import now_text
-from strata.engine.fingerprints import (RowHash, code_fingerprints, row_hash, row_hashes,
+from strata.engine.fingerprints import (RowHash, code_fingerprints, module_key,
+                                       reusable_code_fingerprints, row_hash, row_hashes,
                                        run_id)
 from strata.engine.pins import CheckLog, check_joins, check_pins
 from strata.engine.sources import (SourceBinding, bind_source, check_contract, fingerprint,
@@ -159,10 +160,12 @@ class Run:
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 
-        self.canonical: dict[str, str] = {}
-        code_fps = code_fingerprints(module, closure, self.canonical)
-        live = live_snapshots(wh, opts.branch)
         base = H.last_with_snapshots(wh, opts.branch)
+        self.canonical: dict[str, str] = {}
+        self.code_key = module_key(module)
+        code_fps = (reusable_code_fingerprints(base, self.code_key, closure, self.canonical)
+                    or code_fingerprints(module, closure, self.canonical))
+        live = live_snapshots(wh, opts.branch)
 
         reasons: dict[str, str] = {}
         if opts.rebuild is not None:
@@ -238,7 +241,8 @@ class Run:
                                            "rows", "reason",
                                            "checks", "skipped_checks", "notes")}
                         for r in report.results},
-                     "__replay": self._recipe(closure, source_fps)})
+                     "__replay": self._recipe(closure, source_fps),
+                     "__code_key": self.code_key})
         if opts.stage_only:
             self._drop_created()
             H.append(wh, entry)

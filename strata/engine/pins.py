@@ -14,10 +14,10 @@ Semantics:
 
 Cost (SPEC: "in SQL on the engine"): no rows reach Python except a sample of
 offenders after a violation. `pin rows` reads the row count the run has anyway and
-`pin columns` the table's DESCRIBE. Every `not_null` pin and every `unique` pin on
-integer columns share one scan: a unique integer key maps each row to a slot of a
-bitmap (`bitstring_agg`), and the key is unique iff as many slots are set as there
-are rows. Other unique pins cost one hash aggregate each, grouping by the key. Only
+`pin columns` the table's DESCRIBE. Every `not_null` pin shares one query the engine
+answers from column statistics when nothing is NULL. Every `unique` pin on integer
+columns shares one scan: a unique integer key maps each row to a slot of a bitmap
+(`bitstring_agg`), and the key is unique iff as many slots are set as there are rows. Other unique pins cost one hash aggregate each, grouping by the key. Only
 after a violation do the slower queries run that count offenders and fetch a sample.
 """
 
@@ -276,7 +276,20 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
             verified.append(_verified_name(pin))
         uniques, not_nulls = [], []
 
-    # one scan: NULL counts per column, and a bitmap per integer unique pin
+    # NULLs: one query for every not_null pin, written as a WHERE so that on a fresh
+    # table the engine answers from column statistics (no NULL anywhere: no scan);
+    # per-column counts only when some NULL exists
+    null_cols = list(dict.fromkeys(c for _, pin in not_nulls for c in pin.columns))
+    nulls = dict.fromkeys(null_cols, 0)
+    if null_cols:
+        any_null = " OR ".join(f"{q(c)} IS NULL" for c in null_cols)
+        (count,) = log.rows(wh, f"SELECT count(*) FROM {relation_sql} WHERE {any_null}")[0]
+        if count:
+            counts = log.rows(wh, "SELECT " + ", ".join(
+                f"count(*) FILTER (WHERE {q(c)} IS NULL)" for c in null_cols)
+                + f" FROM {relation_sql}")[0]
+            nulls = dict(zip(null_cols, counts))
+    # one scan: a bitmap per integer unique pin
     keys = {i: _Key(tuple(q(c) for c in pin.columns),
                     all(types.get(c, "").upper() in duck.INTEGER_TYPES for c in pin.columns),
                     null_is_value=True) for i, pin in uniques}
@@ -285,14 +298,12 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
                                                "", log)))
     slots = {i: s for i in bitmap_pins
              if (s := _bitmap_slot(keys[i], bounds[i], row_count)) is not None}
-    null_cols = list(dict.fromkeys(c for _, pin in not_nulls for c in pin.columns))
-    items = ["count(*)"] + [f"count(*) FILTER (WHERE {q(c)} IS NULL)" for c in null_cols]
-    items += [duck.bitmap_distinct(slot, size) for slot, size in slots.values()]
-    scan = log.rows(wh, f"SELECT {', '.join(items)} FROM {relation_sql}")[0] \
-        if len(items) > 1 else (row_count,)
-    total = scan[0]
-    nulls = dict(zip(null_cols, scan[1:1 + len(null_cols)]))
-    distinct = dict(zip(slots, scan[1 + len(null_cols):]))
+    total, distinct = row_count, {}
+    if slots:
+        items = ["count(*)"] + [duck.bitmap_distinct(slot, size) for slot, size in
+                                slots.values()]
+        scan = log.rows(wh, f"SELECT {', '.join(items)} FROM {relation_sql}")[0]
+        total, distinct = scan[0], dict(zip(slots, scan[1:]))
 
     for i, pin in not_nulls:
         ran[i] = pin.describe()

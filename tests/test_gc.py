@@ -462,5 +462,22 @@ def test_a_crash_before_the_rename_leaves_the_original(tmp_path):
                  env={"STRATA_CRASH_AT": "compact_before_replace"}, ok=False)
     assert proc.returncode < 0 or proc.returncode == 137
     assert (p.query("SELECT * FROM v_big ORDER BY id"), p.history()) == before
-    p.gc(day(60), "--older-than", "30d", "--compact-file")  # cleans the stale copy
+    assert list(tmp_path.glob("*.strata-compact"))
+    dry = p.gc(day(60), "--older-than", "30d", "--dry-run")
+    assert dry["stale_files"] == [str((tmp_path / "wh.duckdb.strata-compact").resolve())]
+    assert list(tmp_path.glob("*.strata-compact"))
+    report = p.gc(day(60), "--older-than", "30d")  # any gc removes the stale copy
+    assert report["stale_files"] == dry["stale_files"]
     assert not list(tmp_path.glob("*.strata-compact*"))
+
+
+def test_compacting_through_a_symlink_keeps_the_link(tmp_path):
+    p = make(tmp_path)
+    history_of_runs(p, [1, 2])
+    real = tmp_path / "data" / "real.duckdb"
+    real.parent.mkdir()
+    p.wh.rename(real)
+    p.wh.symlink_to(real)
+    report = p.gc(day(60), "--older-than", "30d", "--keep-last", "1", "--compact-file")
+    assert report["compacted"] and p.wh.is_symlink() and p.wh.resolve() == real
+    assert p.query("SELECT count(*) FROM v_big") == [(39,)]

@@ -49,6 +49,9 @@ def gc_cmd(warehouse: str, older_than: str, keep_last: int, branch: str | None, 
         _print(report, compact_file)
 
 
+_SHOWN = 20  # collected snapshots listed one per line; --json has every one
+
+
 def _print(report: gc.GcReport, compact_file: bool) -> None:
     out = console()
 
@@ -63,14 +66,19 @@ def _print(report: gc.GcReport, compact_file: bool) -> None:
         say("nothing to collect")
     if report.collected:
         say(f"{'would collect' if dry else 'collected'} {len(report.collected)} snapshot(s):")
-        for c in report.collected:
+        for c in report.collected[:_SHOWN]:
             say(f"  {c.snapshot}  ({c.model}; runs {', '.join(c.runs) or '-'})")
+        if len(report.collected) > _SHOWN:
+            say(f"  ... and {len(report.collected) - _SHOWN} more (--json lists them all)")
     if report.runs_affected:
         say(f"{'would make' if dry else 'made'} {len(report.runs_affected)} run(s) impossible "
             f"to roll back, replay or verify: {', '.join(report.runs_affected)}")
     if report.leftovers:
         say(f"{'would remove' if dry else 'removed'} {len(report.leftovers)} leftover(s) of "
             f"crashed runs: {', '.join(report.leftovers)}")
+    if report.stale_files:
+        say(f"{'would remove' if dry else 'removed'} the copy a crashed --compact-file left: "
+            f"{', '.join(report.stale_files)}")
     if report.kept:
         say(f"kept {len(report.kept)} snapshot(s): {_kept_summary(report.kept)}")
     if report.dropped:

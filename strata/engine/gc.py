@@ -79,6 +79,7 @@ class GcReport:
     collected: list[Collected] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # every object dropped, views first
     leftovers: list[str] = field(default_factory=list)  # objects no record mentions
+    stale_files: list[str] = field(default_factory=list)  # a crashed compaction's copy
     kept: dict[str, str] = field(default_factory=dict)  # snapshot -> why it stays
     runs_affected: list[str] = field(default_factory=list)
     estimated_bytes: int = 0  # storage blocks used only by the dropped tables
@@ -102,8 +103,10 @@ def plan(wh: Warehouse, opts: GcOptions) -> GcReport:
     report = GcReport("dry_run" if opts.dry_run else "collected", opts.older_than,
                       cutoff.isoformat(sep=" "), opts.keep_last, opts.branch,
                       file_bytes=_file_bytes(wh.path))
+    copy = stale_copy(wh.path)
+    report.stale_files = [str(f) for f in (copy, Path(str(copy) + ".wal")) if f.exists()]
     if not wh.has_internal():
-        report.status = "nothing_to_do"
+        report.status = "nothing_to_do" if not report.stale_files else report.status
         return report
 
     records = {r.name: r for r in H.snapshots(wh)}
@@ -170,7 +173,7 @@ def plan(wh: Warehouse, opts: GcOptions) -> GcReport:
     used = _used_bytes(wh)
     if used is not None:
         report.compactable_bytes = max(0, used - report.estimated_bytes)
-    if not report.collected and not report.dropped:
+    if not report.collected and not report.dropped and not report.stale_files:
         report.status = "nothing_to_do"
     return report
 
@@ -270,6 +273,10 @@ def collect(wh: Warehouse, opts: GcOptions) -> GcReport:
     report = plan(wh, opts)
     if opts.dry_run or report.status == "nothing_to_do":
         return report
+    for name in report.stale_files:  # we hold the lock: no compaction is running
+        Path(name).unlink(missing_ok=True)
+    if not report.collected and not report.dropped:
+        return report
     stamp = now().isoformat(sep=" ")
     report.gc_id = sha("gc", stamp, report.dropped,
                        [c.snapshot for c in report.collected])[:12]
@@ -316,8 +323,8 @@ def compact_file(wh: Warehouse) -> Compaction:
     lock (so no writer can slip in between). Closes `wh`: its connection reads the
     replaced file. A crash before the rename leaves the original untouched and a
     `*.strata-compact` file that the next compaction removes."""
-    path = Path(wh.path)
-    temp = path.with_name(path.name + ".strata-compact")
+    path = Path(wh.path).resolve()  # through a symlink: replace the file, keep the link
+    temp = stale_copy(path)
     wal = Path(str(path) + ".wal")
     wh.execute("CHECKPOINT")
     if wal.exists() and wal.stat().st_size > 0:
@@ -358,6 +365,12 @@ def compact_file(wh: Warehouse) -> Compaction:
         temp.unlink(missing_ok=True)
     wh.close()
     return Compaction(before, _file_bytes(str(path)))
+
+
+def stale_copy(path: str | Path) -> Path:
+    """Where compaction writes its copy; one left there is what a crash left."""
+    path = Path(path).resolve()
+    return path.with_name(path.name + ".strata-compact")
 
 
 def _catalogue(wh: Warehouse, database: str) -> list[tuple]:

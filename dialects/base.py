@@ -28,8 +28,10 @@ class Dialect:
         """
         return exp.Table(this=exp.to_identifier(source_name, quoted=False))
 
-    def render(self, tree: exp.Expression, pretty: bool = True) -> str:
+    def render(self, tree: exp.Expression, pretty: bool = True, copy: bool = True) -> str:
+        """The tree as SQL text. copy=False lets SQLGlot apply this engine's rewrites to
+        `tree` itself instead of a deep copy: for a caller that drops the tree after."""
         # SQLGlot only logs a warning for what a dialect cannot express and renders
         # something wrong anyway; raising lets the compiler say E091 instead.
-        return tree.sql(dialect=self.sqlglot, pretty=pretty,
+        return tree.sql(dialect=self.sqlglot, pretty=pretty, copy=copy,
                         unsupported_level=ErrorLevel.RAISE)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from strata.diagnostics import Diagnostic
 
 _COLOURS = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
@@ -11,6 +9,8 @@ _COLOURS = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
 def render(diag: Diagnostic, files: dict[str, str], colour: bool = False) -> str:
     """One diagnostic: header, `-->` location, the source line, a caret under the span."""
+
+    escape = _rich_escape() if colour else str
 
     def paint(text: str, style: str) -> str:
         return f"[{style}]{escape(text)}[/]" if colour else text
@@ -43,6 +43,12 @@ def render(diag: Diagnostic, files: dict[str, str], colour: bool = False) -> str
     for note in diag.notes:
         lines.append(paint("  = note: ", "cyan") + (escape(note) if colour else note))
     return "\n".join(lines)
+
+
+def _rich_escape():
+    from rich.markup import escape  # only for colour: plain output needs no rich at all
+
+    return escape
 
 
 def render_all(diags: list[Diagnostic], files: dict[str, str], colour: bool = False) -> str:

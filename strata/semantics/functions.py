@@ -8,6 +8,7 @@ every dialect. Names outside the catalogue are E016; non-deterministic ones E032
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from sqlglot import exp
@@ -36,7 +37,16 @@ DATE_UNITS = {"year", "quarter", "month", "week", "day", "hour", "minute", "seco
 
 
 def _duck(name: str) -> Callable[[list[exp.Expression]], exp.Expression]:
-    return lambda args: exp.func(name, *args, dialect="duckdb")
+    # copy=False: the arguments are built for this call alone. The dialect object is
+    # looked up once, not by name on every call.
+    return lambda args: exp.func(name, *args, dialect=_duckdb(), copy=False)
+
+
+@lru_cache(maxsize=1)
+def _duckdb():
+    from sqlglot.dialects.dialect import Dialect
+
+    return Dialect.get_or_raise("duckdb")
 
 
 def _same_as_first(args: list[T.Type]):

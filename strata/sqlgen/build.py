@@ -24,12 +24,32 @@ BASE = "base"
 Relations = Callable[[RelationRef, "str | None"], exp.Expression]  # (relation, alias) -> FROM item
 
 
+def copy(node: exp.Expression) -> exp.Expression:
+    """`node.copy()`, three times faster for what is copied most: a column reference
+    (`table.name`), which is rebuilt instead of going through SQLGlot's deep copy."""
+    if type(node) is exp.Column and _plain(node, {"this", "table"}):
+        name, qualifier = node.args["this"], node.args.get("table")
+        if _plain(name, {"this", "quoted"}) and (qualifier is None
+                                                 or _plain(qualifier, {"this", "quoted"})):
+            return exp.Column(
+                this=exp.Identifier(this=name.this, quoted=name.quoted),
+                table=None if qualifier is None else exp.Identifier(this=qualifier.this,
+                                                                    quoted=qualifier.quoted))
+    return node.copy()
+
+
+def _plain(node: exp.Expression, args: set[str]) -> bool:
+    """Nothing on the node but `args`: no comments, meta or type to carry over."""
+    return (node.args.keys() <= args and not node.comments and node._meta is None
+            and node._type is None)
+
+
 def bind(node: exp.Expression, env: dict[int, exp.Expression]) -> exp.Expression:
     """Replace every ColRef with the expression that reads that column here."""
 
     def swap(n: exp.Expression) -> exp.Expression:
         if isinstance(n, ColRef):
-            target = env[n.col_id].copy()
+            target = copy(env[n.col_id])
             parent = n.parent
             if parent is not None and precedence(parent) < 9 and \
                     precedence(target) <= precedence(parent):
@@ -38,7 +58,7 @@ def bind(node: exp.Expression, env: dict[int, exp.Expression]) -> exp.Expression
         return n
 
     if isinstance(node, ColRef):
-        return env[node.col_id].copy()
+        return copy(env[node.col_id])
     return node.copy().transform(swap, copy=False)
 
 
@@ -55,7 +75,7 @@ class Block:
 
     def select(self, cols: list[Col], names: list[str] | None = None) -> exp.Select:
         names = names or [c.name for c in cols]
-        query = exp.Select(expressions=[aliased(self.env[c.id].copy(), n)
+        query = exp.Select(expressions=[aliased(copy(self.env[c.id]), n)
                                         for c, n in zip(cols, names)])
         query.set("from_", exp.From(this=self.source.copy()))
         if self.joins:
@@ -124,10 +144,10 @@ class QueryBuilder:
     def _base(self) -> Block:
         base = self.plan.base
         env: dict[int, exp.Expression] = {c.id: column(c.name, base.alias) for c in base.columns}
-        projection = [aliased(env[c.id].copy(), c.name) for c in base.columns]
+        projection = [aliased(copy(env[c.id]), c.name) for c in base.columns]
         for col, node in base.lets:
             env[col.id] = bind(node, env)
-            projection.append(aliased(env[col.id].copy(), col.name))
+            projection.append(aliased(copy(env[col.id]), col.name))
         query = exp.Select(expressions=projection)
         query.set("from_", exp.From(this=self.relations(base.relation, base.alias)))
         if base.preds:

@@ -108,9 +108,14 @@ def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
     items (tables); when `delta` is a query, it becomes the `__delta` CTE."""
     with_ctes: list[exp.CTE] = []
     if isinstance(delta, exp.Select):
-        ctes = list(delta.args["with_"].expressions) if delta.args.get("with_") else []
-        delta = delta.copy()
+        with_ = delta.args.get("with_")
+        ctes = list(with_.expressions) if with_ else []
+        # Copy the delta's final SELECT without its CTEs (they move into the result
+        # as they are): deep-copying them only to drop the copies was most of the cost.
         delta.set("with_", None)
+        body = delta.copy()
+        delta.set("with_", with_)
+        delta = body
         if ctes and isinstance(delta.args["from_"].this, exp.Table) and \
                 delta.args["from_"].this.name == DELTA and not delta.args.get("where"):
             with_ctes = ctes  # already ends in a __delta CTE

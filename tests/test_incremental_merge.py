@@ -348,6 +348,52 @@ class TestFallbacks:
         assert "watermark max(updated_at) is NULL: computed in full" in up.notes
         assert len(view(wh, "up")) == 2
 
+    @pytest.mark.parametrize("kind, special, later", [
+        ("double", "'NaN'::DOUBLE", 5.0), ("double", "'Infinity'::DOUBLE", 5.0),
+        ("timestamp", "'infinity'::TIMESTAMP", dt.datetime(2025, 1, 1)),
+        ("date", "'infinity'::DATE", dt.date(2025, 1, 1))])
+    def test_a_watermark_nothing_can_pass_computes_in_full(self, tmp_path, kind, special,
+                                                           later):
+        """max() of a double column holding NaN is NaN, and nothing is past it; an
+        infinite timestamp reaches Python as datetime.max, so `> datetime.max` took the
+        infinite row again on every run (an append duplicated it). Embedding NaN failed
+        in the engine (E080: column `nan`). All recompute now, with a note."""
+        wh = tmp_path / "w.duckdb"
+        module = write_module(tmp_path, f"""
+source s {{
+  id: int
+  c: {kind}
+}}
+model m {{
+  from s
+  select id, c
+  incremental
+  merge_strategy: append
+  cdc_column: c
+}}
+""")
+        sql(wh, f"CREATE TABLE s AS SELECT * FROM (VALUES (1, NULL::{kind.upper()}), "
+                f"(2, {special})) t(id, c)")
+        run_lib(module, wh)
+        insert(wh, [(3, later)], table="s")
+        m = result(run_lib(module, wh), "m")
+        assert m.path == "full" and any("nothing can be past it" in n for n in m.notes)
+        assert [r[0] for r in view(wh, "m")] == [1, 2, 3]
+
+    def test_a_watermark_python_cannot_hold_exactly_computes_in_full(self, tmp_path):
+        """TIMESTAMP_NS (accepted by a `timestamp` contract) reaches Python as
+        microseconds: `> 00:00:00.123456` would take the maximum row itself again on
+        every run, and an append would duplicate it."""
+        wh = tmp_path / "w.duckdb"
+        module = write_module(tmp_path, ORDERS + TestAppend.MODEL)
+        sql(wh, "CREATE TABLE orders (id BIGINT, amount DOUBLE, status VARCHAR, "
+                "updated_at TIMESTAMP_NS)",
+            "INSERT INTO orders VALUES (1, 1, 'a', '2024-01-01 00:00:00.123456789')")
+        run_lib(module, wh)
+        log = result(run_lib(module, wh), "log")
+        assert log.path == "full" and any("no exact literal" in n for n in log.notes)
+        assert len(view(wh, "log")) == 1
+
     def test_code_change_computes_in_full(self, tmp_path):
         wh = tmp_path / "w.duckdb"
         module = write_module(tmp_path, ORDERS + upsert_model())

@@ -9,6 +9,8 @@ mutated either way.
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -69,7 +71,41 @@ def plan_merge(run: "Run", plan: Plan, code_fp: str, live: dict[str, str],
     if watermark is None:
         result.notes.append(f"watermark max({inc.cdc_column}) is NULL: computed in full")
         return None
+    if _at_the_end(watermark):
+        result.notes.append(f"watermark max({inc.cdc_column}) is {watermark}: nothing can "
+                            "be past it, computed in full")
+        return None
+    if not _exact(run.wh, previous, inc.cdc_column, watermark):
+        result.notes.append(f"watermark max({inc.cdc_column}) = {watermark} has no exact "
+                            "literal (e.g. a TIMESTAMP_NS read as microseconds): computed in "
+                            "full")
+        return None
     return Merge(previous, watermark)
+
+
+def _at_the_end(value) -> bool:
+    """A watermark nothing can be past, or that Python cannot hold exactly: NaN (it
+    sorts above every double), +inf, and DuckDB's 'infinity' date/timestamp, which
+    reaches Python as date.max/datetime.max (so `> datetime.max` would pick the
+    infinite rows up again on every run). A delta past it would be empty or wrong
+    forever; the model is recomputed while such a value is its maximum."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    return isinstance(value, dt.date) and value in (dt.date.max, dt.datetime.max)
+
+
+def _exact(wh: Warehouse, previous: H.SnapshotRecord, cdc_column: str, watermark) -> bool:
+    """Whether the literal of the watermark is the maximum itself. A value the Python
+    client rounds (TIMESTAMP_NS arrives as microseconds) would put the maximum row
+    itself past the watermark: appended again on every run."""
+    mark = lit(watermark).sql(dialect="duckdb")
+    (past,) = wh.execute(f"SELECT count(*) FROM {internal(_newest(previous))} "
+                         f"WHERE {_q(cdc_column)} > {mark}").fetchone()
+    return past == 0
+
+
+def _newest(previous: H.SnapshotRecord) -> str:
+    return previous.parts["layers"][-1] if previous.kind == "layered" else previous.name
 
 
 def read_watermark(wh: Warehouse, previous: H.SnapshotRecord, cdc_column: str):
@@ -79,8 +115,8 @@ def read_watermark(wh: Warehouse, previous: H.SnapshotRecord, cdc_column: str):
     with cdc_column above the maximum of the snapshot it was merged onto, and no
     later layer exists to replace them. So the watermark is read from that small
     table, not by evaluating the composed view (an anti-join over the base)."""
-    newest = previous.parts["layers"][-1] if previous.kind == "layered" else previous.name
-    (value,) = wh.execute(f"SELECT max({_q(cdc_column)}) FROM {internal(newest)}").fetchone()
+    (value,) = wh.execute(f"SELECT max({_q(cdc_column)}) FROM {internal(_newest(previous))}"
+                          ).fetchone()
     return value
 
 

@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -145,10 +146,21 @@ def history_of_runs(p: Project, days: list[int]) -> list[dict]:
     return reports
 
 
+@pytest.fixture(scope="module")
+def six_runs_template(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """Built once: a warehouse is self-contained, so each test gets a copy of the file."""
+    folder = tmp_path_factory.mktemp("six_runs")
+    p = make(folder)
+    return folder, history_of_runs(p, [1, 2, 3, 4, 5, 6])
+
+
 @pytest.fixture
-def six_runs(tmp_path: Path) -> tuple[Project, list[dict]]:
-    p = make(tmp_path)
-    return p, history_of_runs(p, [1, 2, 3, 4, 5, 6])
+def six_runs(six_runs_template, tmp_path: Path) -> tuple[Project, list[dict]]:
+    folder, runs = six_runs_template
+    for name in ("m.strata", "wh.duckdb"):
+        shutil.copyfile(folder / name, tmp_path / name)
+    assert not (folder / "wh.duckdb.wal").exists()
+    return Project(tmp_path, tmp_path / "m.strata", tmp_path / "wh.duckdb"), runs
 
 
 def snap(report: dict, model: str) -> str:

@@ -85,7 +85,8 @@ def _print(report: gc.GcReport, compact_file: bool) -> None:
         say(f"{'would free' if dry else 'frees'} about {_size(report.estimated_bytes)} "
             "(estimate: storage blocks only the dropped tables use)")
     if report.freed_bytes is not None:
-        say(f"measured: {_size(report.freed_bytes)} of blocks now free for reuse")
+        say(f"measured after a checkpoint: {_size(report.freed_bytes)} fewer in use (net of "
+            "the catalogue blocks the checkpoint rewrote); DuckDB reuses them")
     if report.gc_id:
         say(f"recorded gc {report.gc_id} in history")
     if report.compacted:

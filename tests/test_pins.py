@@ -642,3 +642,32 @@ model picky {
     err = error_of(data)
     assert err["code"] == "E064" and "1 left row(s)" in err["message"]
     assert "customer_id=10, amount=20.0, matches=2" in " ".join(err["notes"])
+
+
+def test_fan_out_check_quotes_hostile_names(tmp_path):
+    module = """
+source weird {
+  `select`: int
+  `__rows`: text
+}
+model hostile {
+  from orders
+  join weird as `from` on customer_id = `from`.`select`
+  select id, `from`.`__rows` as label
+}
+"""
+    p = Project(tmp_path, module)
+    con = duckdb.connect(str(p.warehouse))
+    con.execute('CREATE TABLE weird ("select" BIGINT, "__rows" VARCHAR)')
+    con.execute("INSERT INTO weird VALUES (10, 'a'), (11, 'b'), (12, 'c')")
+    con.close()
+    code, data = p.run()
+    assert code == 0, data
+    con = duckdb.connect(str(p.warehouse))
+    con.execute("INSERT INTO weird VALUES (10, 'again')")
+    con.close()
+    code, data = p.run()
+    assert code == 1
+    err = error_of(data)
+    assert err["code"] == "E064"
+    assert "sample: (select=10, rows=2)" in err["notes"]

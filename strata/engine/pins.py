@@ -484,7 +484,9 @@ class JoinKeys:
     def names(self, stage: JoinStage) -> list[str]:
         """The right keys as the author reads them: column names, or the expression."""
         env = {c.id: column(c.name) for c in stage.columns}
-        return [bind(r, env).sql("duckdb") for _, r in self.keys]
+        by_id = {c.id: c.name for c in stage.columns}
+        return [by_id[r.col_id] if isinstance(r, ColRef) and r.col_id in by_id
+                else bind(r, env).sql("duckdb") for _, r in self.keys]
 
     def plain_columns(self, stage: JoinStage) -> list[str] | None:
         """The right key columns when every right key is a bare column."""

@@ -10,8 +10,9 @@ own. Only the columns later stages still read cross a CTE boundary.
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from sqlglot import exp
 
@@ -24,9 +25,23 @@ BASE = "base"
 Relations = Callable[[RelationRef, "str | None"], exp.Expression]  # (relation, alias) -> FROM item
 
 
-def copy(node: exp.Expression) -> exp.Expression:
-    """`node.copy()`, three times faster for what is copied most: a column reference
-    (`table.name`), which is rebuilt instead of going through SQLGlot's deep copy."""
+class Ref(NamedTuple):
+    """A column read as `table.name`: what most environment entries are. Each use
+    gets a fresh node made from it, so none is built only to be copied."""
+
+    name: str
+    table: str | None = None
+
+
+Env = dict[int, "exp.Expression | Ref"]  # column id -> what reads that column here
+
+
+def copy(node: "exp.Expression | Ref") -> exp.Expression:
+    """A fresh tree for an environment entry: `node.copy()`, three times faster for
+    what is copied most, a column reference, which is rebuilt instead of going
+    through SQLGlot's deep copy."""
+    if type(node) is Ref:
+        return column(node.name, node.table)
     if type(node) is exp.Column and _plain(node, {"this", "table"}):
         name, qualifier = node.args["this"], node.args.get("table")
         if _plain(name, {"this", "quoted"}) and (qualifier is None
@@ -44,28 +59,54 @@ def _plain(node: exp.Expression, args: set[str]) -> bool:
             and node._type is None)
 
 
-def bind(node: exp.Expression, env: dict[int, exp.Expression]) -> exp.Expression:
-    """Replace every ColRef with the expression that reads that column here."""
+def bind(node: exp.Expression, env: Env) -> exp.Expression:
+    """A copy of `node` with every ColRef replaced by what reads that column here
+    (in parentheses where the operator around it binds tighter).
 
-    def swap(n: exp.Expression) -> exp.Expression:
-        if isinstance(n, ColRef):
-            target = copy(env[n.col_id])
-            parent = n.parent
-            if parent is not None and precedence(parent) < 9 and \
-                    precedence(target) <= precedence(parent):
-                return exp.Paren(this=target)
-            return target
-        return n
-
+    One pass, copying and replacing together (SQLGlot's deep copy, then a
+    `transform` over the copy, walked the tree twice); iterative like the deep copy,
+    so deep expressions do not recurse."""
     if isinstance(node, ColRef):
         return copy(env[node.col_id])
-    return node.copy().transform(swap, copy=False)
+    root = node.__class__()
+    stack = [(node, root)]
+    while stack:
+        source, target = stack.pop()
+        if source.comments is not None:
+            target.comments = list(source.comments)
+        if source._type is not None:
+            target._type = source._type.copy()
+        if source._meta is not None:
+            target._meta = deepcopy(source._meta)
+        for key, value in source.args.items():
+            if isinstance(value, exp.Expression):
+                target.set(key, _bound_child(value, source, env, stack))
+            elif type(value) is list:
+                target.args[key] = []
+                for item in value:
+                    target.append(key, _bound_child(item, source, env, stack)
+                                  if isinstance(item, exp.Expression) else item)
+            else:
+                target.args[key] = value
+    return root
+
+
+def _bound_child(child: exp.Expression, parent: exp.Expression, env: Env, stack: list):
+    if isinstance(child, ColRef):
+        bound = copy(env[child.col_id])
+        level = precedence(parent)
+        if level < 9 and precedence(bound) <= level:
+            return exp.Paren(this=bound)
+        return bound
+    fresh = child.__class__()
+    stack.append((child, fresh))
+    return fresh
 
 
 @dataclass
 class Block:
     source: exp.Expression  # FROM item
-    env: dict[int, exp.Expression]
+    env: Env
     scope: list[Col]  # columns readable at this point, in order
     joins: list[exp.Join] = field(default_factory=list)
     where: list[exp.Expression] = field(default_factory=list)
@@ -143,7 +184,7 @@ class QueryBuilder:
 
     def _base(self) -> Block:
         base = self.plan.base
-        env: dict[int, exp.Expression] = {c.id: column(c.name, base.alias) for c in base.columns}
+        env: Env = {c.id: Ref(c.name, base.alias) for c in base.columns}
         projection = [aliased(copy(env[c.id]), c.name) for c in base.columns]
         for col, node in base.lets:
             env[col.id] = bind(node, env)
@@ -154,7 +195,7 @@ class QueryBuilder:
             query.set("where", exp.Where(this=_conjoin([bind(p, env) for p in base.preds])))
         name = self._add_cte(BASE, query)
         scope = [*base.columns, *(c for c, _ in base.lets)]
-        return Block(table(name), {c.id: column(c.name, name) for c in scope}, scope)
+        return Block(table(name), {c.id: Ref(c.name, name) for c in scope}, scope)
 
     def _add_cte(self, name: str, query: exp.Expression) -> str:
         unique, n = name, 1
@@ -170,7 +211,7 @@ class QueryBuilder:
         live = [c for c in block.scope if c.id in self.needed[index]]
         names = _unique_names(live)
         name = self._add_cte(block.kind, block.select(live, names))
-        env = {c.id: column(n, name) for c, n in zip(live, names)}
+        env: Env = {c.id: Ref(n, name) for c, n in zip(live, names)}
         return Block(table(name), env, live)
 
     def _stage(self, block: Block, stage, index: int) -> Block:
@@ -179,7 +220,7 @@ class QueryBuilder:
                 block = self._close(block, index)
             on_env = dict(block.env)
             for col in stage.columns:
-                on_env[col.id] = column(col.name, stage.alias)
+                on_env[col.id] = Ref(col.name, stage.alias)
             join = exp.Join(this=self.relations(stage.relation, stage.alias),
                             on=bind(stage.on, on_env))
             if stage.left:
@@ -196,7 +237,7 @@ class QueryBuilder:
                                 alias=exp.TableAlias(this=ident(stage.alias),
                                                      columns=[ident(stage.item.name)]))
             block.joins.append(exp.Join(this=unnest, kind="CROSS"))
-            block.env[stage.item.id] = column(stage.item.name, stage.alias)
+            block.env[stage.item.id] = Ref(stage.item.name, stage.alias)
             block.scope = [*block.scope, stage.item]
             block.kind = "expanded"
             return block
@@ -239,7 +280,7 @@ class QueryBuilder:
         cls, distinct = kinds[stage.op]
         combined = cls(this=left, expression=other, distinct=distinct)
         name = self._add_cte("combined", combined)
-        env = {c.id: column(c.name, name) for c in stage.output}
+        env: Env = {c.id: Ref(c.name, name) for c in stage.output}
         return Block(table(name), env, list(stage.output))
 
 

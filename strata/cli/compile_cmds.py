@@ -13,6 +13,7 @@ from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError, fail
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module
+from strata.syntax.cache import default_dir
 
 
 def split_names(value: str | None) -> list[str] | None:
@@ -23,7 +24,7 @@ def split_names(value: str | None) -> list[str] | None:
 
 def load_checked(path: str) -> Module:
     """Load a module; raise its errors (rendered with their source lines)."""
-    module = load_module(path)
+    module = load_module(path, parse_cache=default_dir())
     remember_files(module.files)
     if module.errors:
         raise StrataError(module.diagnostics)
@@ -43,7 +44,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 @handled
 def check(module: str, as_json: bool) -> None:
     """Parse and check MODULE (a .strata file or a directory); report every problem."""
-    mod = load_module(module)
+    mod = load_module(module, parse_cache=default_dir())
     remember_files(mod.files)
     if as_json:
         print_json([d.to_json() for d in mod.diagnostics])

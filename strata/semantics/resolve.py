@@ -23,6 +23,7 @@ from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
 from strata.syntax import ast
+from strata.syntax.cache import parse_cached
 from strata.syntax.parser import TOO_DEEP_HINT, parse_text, read_text
 
 
@@ -40,9 +41,10 @@ def module_files(root: Path) -> list[Path]:
     return [root]
 
 
-def load_module(path: str | os.PathLike) -> Module:
+def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Module:
     """Parse and resolve a module (a file or a directory). Never raises for bad input:
-    problems are in `module.diagnostics`."""
+    problems are in `module.diagnostics`. `parse_cache`: a directory where parsed
+    files are kept by content (see strata/syntax/cache.py); None parses afresh."""
     root = Path(path)
     module = Module(root=root.resolve() if root.exists() else root, files={})
     if not root.exists():
@@ -61,7 +63,7 @@ def load_module(path: str | os.PathLike) -> Module:
         try:
             text = read_text(file, shown)
             module.files[shown] = text
-            parsed.append(parse_text(text, shown))
+            parsed.append(parse_cached(text, shown, parse_cache))
         except StrataError as err:
             module.diagnostics.extend(err.diagnostics)
     return _resolve(module, parsed, display_path(files[0]))

@@ -96,6 +96,9 @@ class _Name(str):
         obj.span = span
         return obj
 
+    def __reduce__(self):  # for the parse cache: str's own pickling would drop the span
+        return _Name, (str(self), self.span)
+
 
 class _Names(tuple):
     """A `[a, b]` list of names with its span and each name's span (a tuple of str)."""
@@ -108,6 +111,9 @@ class _Names(tuple):
         obj.span = span
         obj.spans = tuple(n.span for n in names)
         return obj
+
+    def __reduce__(self):
+        return _Names, ([_Name(n, s) for n, s in zip(self, self.spans)], self.span)
 
 
 @dataclass(frozen=True)

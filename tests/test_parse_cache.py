@@ -1,0 +1,122 @@
+"""The on-disk parse cache (strata/syntax/cache.py): same trees as parsing, keyed by
+content, never trusted blindly, bounded in size, off unless asked for."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import strata.cli.compile_cmds  # noqa: F401  (registers the commands on `cli`)
+from strata.cli.main import cli
+from strata.diagnostics import StrataError
+from strata.semantics.resolve import load_module
+from strata.syntax import cache
+from strata.syntax.parser import parse_text
+
+TEXT = """\
+source orders { id: int, status: text, updated_at: timestamp }
+model paid {
+  from orders
+  filter status = 'paid'
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+  pin unique [id]
+}
+"""
+
+
+def entries(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.pickle"))
+
+
+def test_a_hit_gives_the_same_tree_without_parsing(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    first = cache.parse_cached(TEXT, "m.strata", tmp_path)
+    assert first == parse_text(TEXT, "m.strata")
+    assert len(entries(tmp_path)) == 1
+
+    def no_parsing(*_args):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(cache, "parse_text", no_parsing)
+    again = cache.parse_cached(TEXT, "m.strata", tmp_path)
+    assert again == first
+    # names keep their spans through pickling (merge_keys, pins point at names)
+    model = again.declarations[1]
+    keys = next(p for p in model.properties if p.name == "merge_keys").value
+    assert keys == ("id",) and keys.spans[0].line == 7 and keys.span.column == 15
+    assert model.pins[0].columns.spans[0].column == 15
+
+
+def test_the_key_is_the_text_and_the_shown_path(tmp_path: Path) -> None:
+    cache.parse_cached(TEXT, "m.strata", tmp_path)
+    cache.parse_cached(TEXT, "other/m.strata", tmp_path)  # spans name the path
+    cache.parse_cached(TEXT + "\n-- edited\n", "m.strata", tmp_path)
+    assert len(entries(tmp_path)) == 3
+
+
+def test_a_corrupt_entry_is_parsed_again_and_replaced(tmp_path: Path) -> None:
+    cache.parse_cached(TEXT, "m.strata", tmp_path)
+    [entry] = entries(tmp_path)
+    for junk in (b"not a pickle", pickle.dumps({"a": "dict, not a syntax tree"})):
+        entry.write_bytes(junk)
+        assert cache.parse_cached(TEXT, "m.strata", tmp_path) == parse_text(TEXT, "m.strata")
+        assert entry.read_bytes() != junk
+
+
+def test_syntax_errors_are_not_kept(tmp_path: Path) -> None:
+    with pytest.raises(StrataError):
+        cache.parse_cached("model m {", "m.strata", tmp_path)
+    assert entries(tmp_path) == []
+
+
+def test_an_unwritable_directory_only_costs_time(tmp_path: Path) -> None:
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    assert cache.parse_cached(TEXT, "m.strata", blocked / "parse") == parse_text(TEXT, "m.strata")
+
+
+def test_the_least_recently_used_entries_go(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 4)
+    for i in range(4):
+        cache.parse_cached(TEXT + f"-- {i}\n", "m.strata", tmp_path)
+    for n, entry in enumerate(entries(tmp_path)):
+        os.utime(entry, (1000 + n, 1000 + n))
+    cache.parse_cached(TEXT + "-- 0\n", "m.strata", tmp_path)  # a hit: now the newest
+    cache.parse_cached(TEXT + "-- 4\n", "m.strata", tmp_path)  # the fifth: prune to 3
+    assert len(entries(tmp_path)) == 3
+    kept_texts = {TEXT + f"-- {i}\n" for i in (0, 4)}
+    for text in kept_texts:  # the two used last are still there
+        before = len(entries(tmp_path))
+        cache.parse_cached(text, "m.strata", tmp_path)
+        assert len(entries(tmp_path)) == before
+
+
+def test_the_library_parses_afresh_unless_given_a_directory(tmp_path: Path) -> None:
+    path = tmp_path / "m.strata"
+    path.write_text(TEXT)
+    store = tmp_path / "cache"
+    assert load_module(path).ok and not store.exists()
+    assert load_module(path, parse_cache=store).ok and len(entries(store)) == 1
+
+
+def test_the_cli_uses_STRATA_CACHE_DIR_unless_STRATA_NO_CACHE(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.strata"
+    path.write_text(TEXT)
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("STRATA_NO_CACHE", "1")
+    assert CliRunner().invoke(cli, ["check", str(path)]).exit_code == 0
+    assert not (tmp_path / "c").exists()
+    monkeypatch.delenv("STRATA_NO_CACHE")
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["compile", str(path), "--show-sql"])
+        assert result.exit_code == 0 and "-- model paid (incremental: upsert" in result.stdout
+    assert len(entries(tmp_path / "c" / "parse")) == 1

@@ -103,7 +103,7 @@ def run_lib(module: Path, wh: Path, **kw) -> RunReport:
 
 
 def cli(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([STRATA, *args], capture_output=True, text=True,
+    proc = subprocess.run([STRATA, *args], capture_output=True, text=True, check=False,
                           env={**os.environ, **(env or {})}, timeout=120)
     if check and proc.returncode != 0:
         raise AssertionError(f"strata {' '.join(args)} exited {proc.returncode}:\n"
@@ -460,12 +460,12 @@ class TestIncrementalPushdown:
         outer.set("with_", None)
         assert outer.args.get("where") is None
 
-    SOURCE = ["CREATE TABLE orders (id BIGINT, amount DOUBLE, status VARCHAR, "
-              "updated_at TIMESTAMP)",
-              "INSERT INTO orders VALUES (1, 10, 'paid', '2024-01-01 10:00:00'), "
-              "(2, 20, 'void', '2024-01-02 10:00:00')"]
-    CHANGE = ["UPDATE orders SET amount = 11, updated_at = '2024-01-03 00:00:00' WHERE id = 1",
-              "INSERT INTO orders VALUES (3, 30, 'paid', '2024-01-03 00:00:00')"]
+    SOURCE = (("CREATE TABLE orders (id BIGINT, amount DOUBLE, status VARCHAR, "
+               "updated_at TIMESTAMP)"),
+              ("INSERT INTO orders VALUES (1, 10, 'paid', '2024-01-01 10:00:00'), "
+               "(2, 20, 'void', '2024-01-02 10:00:00')"))
+    CHANGE = ("UPDATE orders SET amount = 11, updated_at = '2024-01-03 00:00:00' WHERE id = 1",
+              "INSERT INTO orders VALUES (3, 30, 'paid', '2024-01-03 00:00:00')")
 
     def test_passthrough_column_lands_in_the_base_cte(self, tmp_path):
         ran, _, _ = self._merge(tmp_path, ORDERS + upsert_model(
@@ -666,7 +666,7 @@ def internal_tables(wh: Path) -> dict[str, int]:
 
 class TestLayers:
     def test_a_merge_stores_only_the_delta_and_composes(self, tmp_path):
-        wh, module, reports, views = chain(tmp_path, 2)
+        wh, _, reports, _ = chain(tmp_path, 2)
         first, second, third = (result(r, "up") for r in reports)
         rec1, rec2, rec3 = (record(wh, r.snapshot) for r in (first, second, third))
         assert rec1.kind == "table"
@@ -695,7 +695,7 @@ class TestLayers:
             cli("verify", report.run_id, "-o", str(wh))
 
     def test_layered_content_hash_equals_a_full_rescan(self, tmp_path):
-        wh, module, reports, views = chain(tmp_path, 3)
+        wh, _, reports, _ = chain(tmp_path, 3)
         w = Warehouse.open(str(wh), read_only=True, create=False)
         try:
             for report in reports:
@@ -745,7 +745,7 @@ class TestLayers:
 
     def test_compaction_when_deltas_exceed_compact_ratio(self, tmp_path):
         text = ORDERS + upsert_model(extra="compact_ratio: 0.5")
-        wh, module, reports, views = chain(tmp_path, 2, text)
+        wh, _, reports, _ = chain(tmp_path, 2, text)
         # base 10 rows; deltas of 3 rows: 3 <= 5 layered, 6 > 5 compacted
         assert [result(r, "up").compacted for r in reports] == [False, False, True]
         assert record(wh, result(reports[2], "up").snapshot).kind == "table"

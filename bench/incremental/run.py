@@ -113,7 +113,7 @@ def timed(argv: list[str]) -> tuple[float, str]:
     CPU[-1]: on a shared, loaded machine the wall clock inflates, CPU time much less."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -299,8 +299,9 @@ def bench_profile(rows: int, reps: int) -> dict:
     keys = sorted({k for r in runs for k in r["steps"]})
     steps = {k: median([r["steps"].get(k, 0.0) for r in runs]) for k in keys}
     startup = median([timed([strata_exe(), "--help"])[0] for _ in range(reps)])
-    imports = median([timed([python_exe(), "-c", "import strata.cli.main; "
-                             "from strata.cli import run_cmds"])[0] for _ in range(reps)])
+    imports = median([timed([python_exe(), "-c", ("import strata.cli.main; "
+                                                  "from strata.cli import run_cmds")])[0]
+                       for _ in range(reps)])
     bare = median([timed([python_exe(), "-c", "import duckdb"])[0] for _ in range(reps)])
     out = {"total_run": median([r["total_run"] for r in runs]), "steps": steps,
            "startup_help": startup, "import_cli": imports, "python_import_duckdb": bare}

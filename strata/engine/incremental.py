@@ -20,7 +20,7 @@ from strata.engine import history as H
 from strata.engine.fingerprints import RowHash, row_hash
 from strata.engine.pins import CheckLog, check_pins
 from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
-from strata.plan import Plan, PinSpec
+from strata.plan import PinSpec, Plan
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import column, ident, table
 from strata.sqlgen.rewrites import delta_query, layered_query
@@ -37,8 +37,8 @@ class Merge:
     watermark: object
 
 
-def plan_merge(run: "Run", plan: Plan, code_fp: str, live: dict[str, str],
-               result: "ModelResult") -> Merge | None:
+def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
+               result: ModelResult) -> Merge | None:
     """The merge to do, or None for a full computation (with the reason noted)."""
     inc = plan.incremental
     if inc is None or inc.strategy not in ("append", "upsert"):
@@ -120,7 +120,7 @@ def read_watermark(wh: Warehouse, previous: H.SnapshotRecord, cdc_column: str):
     return value
 
 
-def build_layer(run: "Run", plan: Plan, code_fp: str, merge: Merge, result: "ModelResult",
+def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelResult,
                 log: CheckLog) -> H.SnapshotRecord | None:
     from strata.engine.materialize import make_record, table_columns
 
@@ -234,7 +234,7 @@ def replaced_rows_hash(wh: Warehouse, names: list[str], keys: tuple[str, ...],
     return row_hash(wh.con, sub.sql(dialect="duckdb"), names)
 
 
-def _check_incremental_pins(run: "Run", plan: Plan, prev: H.SnapshotRecord, snap: str,
+def _check_incremental_pins(run: Run, plan: Plan, prev: H.SnapshotRecord, snap: str,
                             layer: str, rows: int, log: CheckLog) -> list[str]:
     """Pins on a merged snapshot. What the previous snapshot verified and the merge
     cannot break is checked on the delta only: not_null always; unique when the pin's

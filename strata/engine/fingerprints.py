@@ -39,10 +39,10 @@ class RowHash:
     total: int
     xor: int
 
-    def plus(self, other: "RowHash") -> "RowHash":
+    def plus(self, other: RowHash) -> RowHash:
         return RowHash(self.count + other.count, self.total + other.total, self.xor ^ other.xor)
 
-    def minus(self, other: "RowHash") -> "RowHash":
+    def minus(self, other: RowHash) -> RowHash:
         return RowHash(self.count - other.count, self.total - other.total, self.xor ^ other.xor)
 
     def digest(self, schema: list[tuple[str, str]]) -> str:

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 import dialects
-from strata.cli.main import cli, console, handled, print_diagnostics, print_json, remember_files
+from strata.cli.main import (cli, console, handled, print_diagnostics, print_json,
+                             remember_files, settle)
 from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError, fail
 from strata.semantics.module import Module
@@ -25,6 +26,7 @@ def split_names(value: str | None) -> list[str] | None:
 def load_checked(path: str) -> Module:
     """Load a module; raise its errors (rendered with their source lines)."""
     module = load_module(path, parse_cache=default_dir())
+    settle()
     remember_files(module.files)
     if module.errors:
         raise StrataError(module.diagnostics)

@@ -77,7 +77,8 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
 
 
 # The catalogue: every code once, with what it means and an example that triggers it.
-# `tests/test_error_codes.py` runs every example and checks the code comes out.
+# `tests/test_error_codes.py` triggers every compile-time code and checks its span;
+# docs/ERRORS.md documents every code (tests/test_errors_doc.py keeps the two equal).
 CATALOGUE: dict[str, tuple[str, str]] = {
     "E001": ("unexpected token or character", "model m { from orders filter }"),
     "E002": ("the module is not valid UTF-8 text", "<binary bytes>"),

@@ -28,7 +28,7 @@ def _child(req: dict) -> None:
         handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(handle, fd)
         os.close(handle)
-    sys.stdin = open(os.devnull)
+    sys.stdin = open(os.devnull)  # noqa: SIM115  (lives as long as the process)
     sys.argv = ["strata", *req["args"]]
     code = 0
     try:
@@ -41,7 +41,7 @@ def _child(req: dict) -> None:
         else:
             print(stop.code, file=sys.stderr)
             code = 1
-    except BaseException:  # what the script would show: a traceback, exit 1
+    except BaseException:  # noqa: BLE001  what the script would show: a traceback, exit 1
         import traceback
 
         traceback.print_exc()
@@ -54,7 +54,7 @@ def _child(req: dict) -> None:
 
 def serve() -> None:
     import strata.cli
-    import strata.cli.main  # noqa: F401
+    import strata.cli.main
 
     for info in pkgutil.iter_modules(strata.cli.__path__):
         importlib.import_module(f"strata.cli.{info.name}")
@@ -62,7 +62,7 @@ def serve() -> None:
         from strata.syntax import parser
 
         parser._lark()
-    except Exception:  # noqa: BLE001  a warm-up only
+    except Exception:  # noqa: BLE001, S110  a warm-up only: the child builds it if needed
         pass
     channel = sys.stdout
     for line in sys.stdin:

@@ -135,7 +135,7 @@ def strata(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120,
     full_env = cli_env(env)
     if os.environ.get("STRATA_TEST_CLI") == "script":
         proc = subprocess.run([*STRATA, *args], cwd=cwd, env=full_env, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, check=False)
     else:
         proc = _run_forked(list(args), cwd, full_env, timeout)
     if check is True:

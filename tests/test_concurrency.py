@@ -8,8 +8,17 @@ import json
 import subprocess
 import time
 
-from enginehelpers import (error_code, history_rows, leftovers, live, make_project, objects,
-                           script_popen, view_rows, wait_for)
+from enginehelpers import (
+    error_code,
+    history_rows,
+    leftovers,
+    live,
+    make_project,
+    objects,
+    script_popen,
+    view_rows,
+    wait_for,
+)
 
 
 def paused_writer(p, tmp_path, step="before_publish", *extra):

@@ -14,9 +14,17 @@ import subprocess
 import time
 
 import pytest
-
-from enginehelpers import (MODULE, ORDERS_SQL, Project, leftovers, live, make_project,
-                           script_popen, view_rows, wait_for)
+from enginehelpers import (
+    MODULE,
+    ORDERS_SQL,
+    Project,
+    leftovers,
+    live,
+    make_project,
+    script_popen,
+    view_rows,
+    wait_for,
+)
 
 # The base module plus an incremental upsert model, so layered snapshots (a delta
 # layer table and a composing view) are crashed too.
@@ -33,8 +41,8 @@ model order_log {
 ALL = ["paid", "totals", "cheap", "cheap_count", "order_log"]
 
 CHANGE = [
-    "UPDATE orders SET amount = amount + 1, updated_at = TIMESTAMP '2030-01-01' "
-    "WHERE id % 7 = 0",
+    ("UPDATE orders SET amount = amount + 1, updated_at = TIMESTAMP '2030-01-01' "
+     "WHERE id % 7 = 0"),
     "UPDATE products SET name = name || '!' WHERE id < 5",
 ]
 

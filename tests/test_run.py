@@ -8,10 +8,23 @@ import hashlib
 import json
 
 import pytest
-
-from enginehelpers import (MODULE, MODELS, ORDERS_SQL, SUBGRAPH_A, SUBGRAPH_B, Project,
-                           built, error_code, history_rows, leftovers, live, make_project,
-                           no_traceback, objects, project, view_rows)
+from enginehelpers import (
+    MODELS,
+    MODULE,
+    SUBGRAPH_A,
+    SUBGRAPH_B,
+    Project,
+    built,
+    error_code,
+    history_rows,
+    leftovers,
+    live,
+    make_project,
+    no_traceback,
+    objects,
+    project,
+    view_rows,
+)
 
 __all__ = ["built", "project"]  # fixtures
 
@@ -162,7 +175,7 @@ def test_tampering_with_a_snapshot_fails_verify(built):
 
 
 def test_branches_are_isolated(built):
-    p, first = built
+    p, _ = built
     main_before, rows_before = live(p.warehouse), view_rows(p.warehouse)
     out = p.strata_json("branch", "create", "dev", "--from", "main", "-o", str(p.warehouse))
     assert out["views"] == main_before

@@ -22,6 +22,7 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -82,8 +83,9 @@ def _load(entry: Path) -> ast.ModuleFile | None:
             gc.enable()
     if not isinstance(value, ast.ModuleFile):
         return None
-    try:
-        os.utime(entry)  # recently used: kept when the cache is pruned
+    try:  # recently used: kept when the cache is pruned (touched at most hourly)
+        if time.time() - entry.stat().st_mtime > 3600:
+            os.utime(entry)
     except OSError:
         pass
     return value

@@ -476,3 +476,37 @@ def test_progress_one_line_per_model_on_a_terminal_quiet_otherwise(built):
     plain = p.run("run", str(p.module), "-o", str(p.warehouse))  # stdout is a file
     assert plain.stdout.count("\n") == 1 and plain.stdout.startswith("published run")
     assert "\x1b[" not in plain.stdout + plain.stderr and plain.stderr == ""
+
+
+# ------------------------------------------------------------------ identity reuse and merging
+LOG_MODULE = """\
+source orders {
+  id: int
+  amount: double
+  updated_at: timestamp
+}
+model log {
+  from orders
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+  select id, amount, updated_at
+}
+"""
+
+
+def test_a_code_change_with_the_same_rows_reuses_and_still_merges_next_time(tmp_path):
+    """New code giving the same rows reuses the snapshot by identity (no copy); the
+    next run still merges into it instead of recomputing in full."""
+    p = make_project(tmp_path / "proj", text=LOG_MODULE)
+    first = p.run_json()
+    p.module.write_text(LOG_MODULE.replace("  select id", "  filter id >= 0\n  select id"))
+    second = p.run_json()
+    assert second["reused"] == ["log"] and second["rebuilt"] == []
+    assert live(p.warehouse)["log"] == f"snap_{first['run_id']}_log"
+    p.sql("INSERT INTO orders VALUES (1000, 1, 5.0, 'paid', TIMESTAMP '2030-01-01')")
+    third = p.run_json()
+    (log,) = third["models"]
+    assert log["status"] == "rebuilt" and log["path"] == "pushdown" and log["delta_rows"] == 1
+    assert p.query("SELECT count(*) FROM v_log") == [(101,)]

@@ -61,7 +61,7 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
     if previous is None or previous.collected_at is not None:
         result.notes.append("no previous snapshot to merge with: computed in full")
         return None
-    if previous.code_fp != code_fp:
+    if previous.code_fp != code_fp and not run.published_with_code(name, prev_name, code_fp):
         result.notes.append("code changed since the previous snapshot: computed in full")
         return None
     if previous.row_count == 0:

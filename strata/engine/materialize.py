@@ -128,6 +128,7 @@ class Run:
         self.new_records: list[H.SnapshotRecord] = []
         self.created: list[str] = []  # internal objects this run created
         self.verified: dict[str, list[str]] = {}  # model -> verified pins
+        self.base: H.HistoryEntry | None = None  # the staleness base (last run with snapshots)
         self._taken: set[str] | None = None  # internal names in use (unique_name)
         self.base_records: dict[str, H.SnapshotRecord] = {}
         self.content: dict[tuple[str, str], str] = {}
@@ -161,6 +162,7 @@ class Run:
         crash_point("after_fingerprints")
 
         base = H.last_with_snapshots(wh, opts.branch)
+        self.base = base
         self.canonical: dict[str, str] = {}
         self.code_key = module_key(module)
         code_fps = (reusable_code_fingerprints(base, self.code_key, closure, self.canonical)
@@ -317,6 +319,15 @@ class Run:
         if ref.kind == "source":
             return relation_sql(self.bindings[ref.name])
         return internal(self.snap_of[ref.name])
+
+    def published_with_code(self, model: str, snapshot: str, code_fp: str) -> bool:
+        """Did the last run publish `snapshot` for `model` while the model had this code
+        fingerprint? Identity reuse keeps a snapshot made by older code when the new
+        code gives the same rows; the run that did so proves it is the new code's
+        result too (its registry record keeps the code that first made it)."""
+        base = self.base
+        return (base is not None and base.snapshots.get(model) == snapshot
+                and base.code_fingerprints.get(model) == code_fp)
 
     def verified_unique(self, ref: RelationRef, columns: list[str]) -> bool:
         if ref.kind != "model":

@@ -83,7 +83,7 @@ def _tok_span(file: str, tok: Token) -> Span:
 
 def _name_text(tok: Token) -> str:
     text = str(tok)
-    return text[1:-1] if tok.type == "QUOTED_NAME" else text
+    return text[1:-1] if text.startswith("`") else text
 
 
 class _Name(str):
@@ -138,8 +138,7 @@ class _ToAst(Transformer):
         return _span(self.file, meta)
 
     # ------------------------------------------------------------ names, types
-    def name(self, meta, children):
-        tok = children[0]
+    def NAME(self, tok: Token) -> "_Name":  # a token callback: NAME is a terminal
         if tok == "``":  # no engine has a column or table without a name
             raise fail("E001", "a quoted name cannot be empty", _tok_span(self.file, tok),
                        "write a name between the backticks")
@@ -435,7 +434,7 @@ def _number(tok) -> int | float | Decimal:
 
 # ---------------------------------------------------------------- entry points
 _EXPECT_WORDS = {
-    "NAME": "a name", "QUOTED_NAME": "a quoted name", "STRING": "a string", "NUMBER": "a number",
+    "NAME": "a name", "STRING": "a string", "NUMBER": "a number",
     "INT": "a whole number", "_SEP": "a new line", "LBRACE": "`{`", "RBRACE": "`}`",
     "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "COMMA": "`,`", "COLON": "`:`",
     "EQ": "`=`", "DOT": "`.`", "$END": "end of file", "MINUS": "`-`", "PLUS": "`+`",
@@ -444,7 +443,7 @@ _EXPECT_WORDS = {
 }
 # Where any expression may start, say so instead of listing its first tokens.
 _EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
-_EXPRESSION_TOKENS = _EXPRESSION_START | {"QUOTED_NAME", "LSQB", "MINUS", "NOT", "CASE", "CAST",
+_EXPRESSION_TOKENS = _EXPRESSION_START | {"LSQB", "MINUS", "NOT", "CASE", "CAST",
                                           "EXTRACT", "TRUE", "FALSE", "NULL"}
 
 

@@ -93,8 +93,11 @@ def delta_query(plan: Plan, relations: Relations, watermark: exp.Expression) -> 
     full.set("with_", None)
     ctes.append(exp.CTE(this=full, alias=exp.TableAlias(this=ident(FULL))))
     cdc = column(plan.incremental.cdc_column, FULL)
-    delta = exp.select(exp.Star()).from_(table(FULL)).where(
-        exp.GT(this=cdc, expression=watermark))
+    # built as nodes: SQLGlot's builder methods (.from_, .where) copy and re-parse
+    # their arguments, a twentieth of a whole compile
+    delta = exp.Select(expressions=[exp.Star()])
+    delta.set("from_", exp.From(this=table(FULL)))
+    delta.set("where", exp.Where(this=exp.GT(this=cdc, expression=watermark)))
     ctes.append(exp.CTE(this=delta, alias=exp.TableAlias(this=ident(DELTA))))
     final = exp.Select(expressions=[column(c.name) for c in plan.output])
     final.set("from_", exp.From(this=table(DELTA)))

@@ -1,19 +1,21 @@
 """Write one synthetic Strata module of N models, to time the compile path.
 
-The module mixes every shape the compiler handles, in repeating groups of ten
+The module mixes every shape the compiler handles, in repeating groups of eleven
 models that read each other (chains) and a shared upstream (fans):
 
-  stage_i     from orders, let + base filters, incremental upsert (pushdown path)
-  paid_i      from stage_i, filter, derive               (chain)
-  enriched_i  from paid_i, join customers, join_left products, derive, select
-  by_region_i from enriched_i, group + aggregate, filter after aggregate (HAVING)
-  daily_i     from stage_i, group by date_trunc, aggregate   (fan from stage_i)
-  events_i    from events, expand, filter, incremental append on a let (pushdown)
-  late_i      from enriched_i, incremental upsert on a joined column (full-then-filter)
-  wide_i      from paid_i, case/cast/coalesce/between/in, pins
-  ids_i       from stage_i, filter, select
-  both_i      from paid_i select ..., union_distinct ids_i
-  top_i       from by_region_{i-1} (or by_region_i), filter        (chain across groups)
+  stage_i      from orders, lets + base filters, incremental upsert (pushdown path)
+  paid_i       from stage_i, filter, derive                   (chain)
+  enriched_i   from paid_i, join customers, join_left products as p, derive, select
+  by_region_i  from enriched_i, group + aggregate, filter after aggregate (HAVING)
+  daily_i      from stage_i, group + aggregate, derive date_trunc/year (fan)
+  events_i     from a file source, let, expand, filters, incremental append
+               (full-then-filter path: expand)
+  late_i       from enriched_i, join_left by_region_i, incremental upsert on a
+               joined column (full-then-filter path)
+  wide_i       from paid_i, case/cast/coalesce/between/date_diff, pin columns
+  stage_i_ids  from stage_i, filter, select
+  both_i       from paid_i, select, union_distinct stage_i_ids
+  top_i        from by_region_{i-1} (or by_region_i), filter   (chain across groups)
 
 Deterministic: the same N gives the same text.
 

@@ -22,10 +22,10 @@ from strata.semantics.resolve import load_text
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "ERRORS.md"
 UPDATE = bool(os.environ.get("STRATA_UPDATE_GOLDEN"))
-HEADING = re.compile(r"^### (E\d{3}) — (.+)$", re.M)
+HEADING = re.compile(r"^### (E\d{3}) — (.+)$", re.MULTILINE)
 # an example module and the output shown right under it
-EXAMPLE = re.compile(r"```strata\n(?P<body>.*?)```\n+```text\n(?P<out>.*?)```", re.S)
-PRELUDE = re.compile(r"<!-- prelude -->\n```strata\n(.*?)```", re.S)
+EXAMPLE = re.compile(r"```strata\n(?P<body>.*?)```\n+```text\n(?P<out>.*?)```", re.DOTALL)
+PRELUDE = re.compile(r"<!-- prelude -->\n```strata\n(.*?)```", re.DOTALL)
 
 
 def doc() -> str:

@@ -138,7 +138,7 @@ test paid_only {
 }
 """
 
-TOKEN = re.compile(r"\s+|--[^\n]*|'(?:[^']|'')*'|`[^`]*`|\w+|\|\||[<>!]=|<>|.", re.S)
+TOKEN = re.compile(r"\s+|--[^\n]*|'(?:[^']|'')*'|`[^`]*`|\w+|\|\||[<>!]=|<>|.", re.DOTALL)
 TOKENS = TOKEN.findall(SEED)
 WORDS = sorted({t for t in TOKENS if re.match(r"\w", t)})
 # Words the language gives meaning to, and some it must refuse.
@@ -295,8 +295,8 @@ def expression(draw, depth: int = 0) -> str:
 @st.composite
 def predicate(draw) -> str:
     col = draw(st.sampled_from(GOOD_COLUMNS))
-    return draw(st.sampled_from([f"{col} is not null", f"{col} = {col}", f"amount > 1",
-                                 f"status in ('a', 'b')", draw(expression())]))
+    return draw(st.sampled_from([f"{col} is not null", f"{col} = {col}", "amount > 1",
+                                 "status in ('a', 'b')", draw(expression())]))
 
 
 @st.composite
@@ -311,7 +311,7 @@ def step(draw, reads: list[str]) -> str:
         f"derive {name} = {e}", f"select {col}, {e} as v", f"select {col}",
         f"join {rel} as j on {col} = j.id", f"join_left many {rel} as j on {draw(predicate())}",
         f"expand {col} as item", "expand tags as item",
-        f"group {col}\n  aggregate {name} = {e}", f"group status\n  aggregate n = count()",
+        f"group {col}\n  aggregate {name} = {e}", "group status\n  aggregate n = count()",
         f"aggregate {name} = max({col})", f"union {rel}", f"except {rel}",
         f"incremental\n  merge_strategy: {strategy}\n  cdc_column: {col}\n  merge_keys: [{col}]",
         f"merge_strategy: {strategy}", f"cdc_column: {col}", f"pin unique [{col}]",

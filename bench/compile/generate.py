@@ -173,7 +173,7 @@ def module_text(models: int) -> str:
     i = 0
     while len(blocks) < models:
         blocks += ["model " + b.strip() + "\n"
-                   for b in re.split(r"^model ", group(i), flags=re.M) if b.strip()]
+                   for b in re.split(r"^model ", group(i), flags=re.MULTILINE) if b.strip()]
         i += 1
     return SOURCES + "".join("\n" + b for b in blocks[:models])
 

@@ -76,7 +76,7 @@ def _load(entry: Path) -> ast.ModuleFile | None:
     gc.disable()  # a syntax tree has no cycles: collecting while it loads is wasted work
     try:
         value = pickle.loads(data)
-    except Exception:  # a corrupt or stale entry: parse again (and overwrite it)
+    except Exception:  # noqa: BLE001  a corrupt or stale entry, whatever pickle raises: parse again
         return None
     finally:
         if enabled:

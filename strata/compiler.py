@@ -21,10 +21,10 @@ from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, model_query
-from strata.syntax.parser import TOO_DEEP_HINT
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import delta_query, merge_query
+from strata.syntax.parser import TOO_DEEP_HINT
 
 WATERMARK_PLACEHOLDER = exp.Placeholder(this="watermark")
 
@@ -161,7 +161,7 @@ def render(tree: exp.Expression, dialect: Dialect, pretty: bool = True,
         return dialect.render(tree, pretty=pretty, copy=copy)
     except RecursionError:
         raise
-    except Exception as err:  # SQLGlot raises UnsupportedError and friends
+    except Exception as err:  # noqa: BLE001  SQLGlot raises UnsupportedError and others
         raise fail("E091", f"{dialect.name} cannot express this query: {err}", None) from None
 
 

@@ -8,8 +8,8 @@ the CLI renders them.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
-from typing import Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Span:
     end_column: int
 
     @staticmethod
-    def of_file(file: str) -> "Span":
+    def of_file(file: str) -> Span:
         return Span(file, 1, 1, 1, 1)
 
 

@@ -8,8 +8,15 @@ from pathlib import Path
 import click
 
 import dialects
-from strata.cli.main import (cli, console, handled, print_diagnostics, print_json,
-                             remember_files, settle)
+from strata.cli.main import (
+    cli,
+    console,
+    handled,
+    print_diagnostics,
+    print_json,
+    remember_files,
+    settle,
+)
 from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError, fail
 from strata.semantics.module import Module

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 _FILES: dict[str, str] = {}  # sources shown under diagnostics; set by commands that load
 
 
-def console(stderr: bool = False) -> "Console":
+def console(stderr: bool = False) -> Console:
     from rich.console import Console  # ~0.1 s of imports that `compile --show-sql` never needs
 
     return Console(stderr=stderr, highlight=False, soft_wrap=True)

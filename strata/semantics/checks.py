@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from strata.diagnostics import Diagnostic, did_you_mean
-from strata.plan import (AggregateStage, ColRef, DeriveStage, Incremental, PinSpec, Plan,
-                         SelectStage)
+from strata.plan import AggregateStage, Incremental, PinSpec, Plan
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
 from strata.syntax import ast
@@ -23,7 +22,7 @@ PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "comp
               "compact_ratio")
 
 
-def check_model(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
+def check_model(r: Resolver, decl: ast.ModelDecl, plan: Plan,
                 defs: dict[int, exp.Expression], steps_ok: bool = True) -> Plan:
     """`steps_ok` False: a step already failed, so the output is incomplete and
     checks against it (cdc_column, merge_keys, pins) would only repeat that error."""
@@ -49,7 +48,7 @@ def _written(value) -> str:
     return str(value)
 
 
-def _properties(r: "Resolver", decl: ast.ModelDecl) -> dict[str, ast.Property]:
+def _properties(r: Resolver, decl: ast.ModelDecl) -> dict[str, ast.Property]:
     props: dict[str, ast.Property] = {}
     for prop in decl.properties:
         if prop.name not in PROPERTIES:
@@ -66,7 +65,7 @@ def _properties(r: "Resolver", decl: ast.ModelDecl) -> dict[str, ast.Property]:
     return props
 
 
-def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
+def _incremental(r: Resolver, decl: ast.ModelDecl, plan: Plan,
                  props: dict[str, ast.Property], steps_ok: bool = True) -> Incremental | None:
     strategy_prop = props.get("merge_strategy")
     strategy = "replace"
@@ -89,13 +88,13 @@ def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
         return None
     output = {c.name: c for c in plan.output}
     ok = True
-    if strategy in ("append", "upsert"):
-        if any(isinstance(s, AggregateStage) for s in plan.stages):
-            r.error("E087", f"merge_strategy {strategy} on a model with group/aggregate",
-                    strategy_prop.value_span,
-                    "re-aggregating only the delta without re-reading what was merged is not "
-                    "sound; use merge_strategy: replace (a full rebuild)")
-            ok = False
+    if strategy in ("append", "upsert") and any(isinstance(s, AggregateStage)
+                                                for s in plan.stages):
+        r.error("E087", f"merge_strategy {strategy} on a model with group/aggregate",
+                strategy_prop.value_span,
+                "re-aggregating only the delta without re-reading what was merged is not "
+                "sound; use merge_strategy: replace (a full rebuild)")
+        ok = False
     cdc = props.get("cdc_column")
     cdc_name = None
     if cdc is not None:
@@ -176,7 +175,7 @@ def _incremental(r: "Resolver", decl: ast.ModelDecl, plan: Plan,
     return Incremental(strategy, cdc_name, tuple(keys), layers, ratio)
 
 
-def _pins(r: "Resolver", decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
+def _pins(r: Resolver, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
     output = {c.name: c for c in plan.output}
     pins = []
     for pin in decl.pins:
@@ -235,7 +234,7 @@ def contract_problems(contract: list[tuple[str, T.Type]],
 
 
 # ---------------------------------------------------------------- tests
-def check_tests(module: "Module") -> None:
+def check_tests(module: Module) -> None:
     diags = module.diagnostics
     for test in module.tests.values():
         given: set[str] = set()

@@ -7,9 +7,9 @@ every dialect. Names outside the catalogue are E016; non-deterministic ones E032
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
 
 from sqlglot import exp
 

@@ -15,9 +15,21 @@ from pathlib import Path
 from sqlglot import exp
 
 from strata.diagnostics import Diagnostic, Span, StrataError, did_you_mean
-from strata.plan import (AggregateStage, BaseScope, Col, ColRef, DeriveStage, ExpandStage,
-                         FilterStage, JoinStage, Plan, RelationRef, SelectStage, SetOpStage,
-                         colref)
+from strata.plan import (
+    AggregateStage,
+    BaseScope,
+    Col,
+    ColRef,
+    DeriveStage,
+    ExpandStage,
+    FilterStage,
+    JoinStage,
+    Plan,
+    RelationRef,
+    SelectStage,
+    SetOpStage,
+    colref,
+)
 from strata.semantics import checks
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type

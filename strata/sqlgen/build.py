@@ -10,14 +10,26 @@ own. Only the columns later stages still read cross a CTE boundary.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from sqlglot import exp
 
-from strata.plan import (AggregateStage, Col, ColRef, DeriveStage, ExpandStage, FilterStage,
-                         JoinStage, Plan, RelationRef, SelectStage, SetOpStage)
+from strata.plan import (
+    AggregateStage,
+    Col,
+    ColRef,
+    DeriveStage,
+    ExpandStage,
+    FilterStage,
+    JoinStage,
+    Plan,
+    RelationRef,
+    SelectStage,
+    SetOpStage,
+)
 from strata.semantics.expressions import precedence
 from strata.sqlgen.names import aliased, column, ident, table
 
@@ -36,7 +48,7 @@ class Ref(NamedTuple):
 Env = dict[int, "exp.Expression | Ref"]  # column id -> what reads that column here
 
 
-def copy(node: "exp.Expression | Ref") -> exp.Expression:
+def copy(node: exp.Expression | Ref) -> exp.Expression:
     """A fresh tree for an environment entry: `node.copy()`, three times faster for
     what is copied most, a column reference, which is rebuilt instead of going
     through SQLGlot's deep copy."""

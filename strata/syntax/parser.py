@@ -16,7 +16,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from strata.diagnostics import Diagnostic, Span, StrataError, fail
 from strata.syntax import ast
@@ -106,7 +112,7 @@ class _Names(tuple):
     span: Span
     spans: tuple[Span, ...]
 
-    def __new__(cls, names: list["_Name"], span: Span):
+    def __new__(cls, names: list[_Name], span: Span):
         obj = super().__new__(cls, (str(n) for n in names))
         obj.span = span
         obj.spans = tuple(n.span for n in names)
@@ -138,7 +144,7 @@ class _ToAst(Transformer):
         return _span(self.file, meta)
 
     # ------------------------------------------------------------ names, types
-    def NAME(self, tok: Token) -> "_Name":  # a token callback: NAME is a terminal
+    def NAME(self, tok: Token) -> _Name:  # a token callback: NAME is a terminal
         if tok == "``":  # no engine has a column or table without a name
             raise fail("E001", "a quoted name cannot be empty", _tok_span(self.file, tok),
                        "write a name between the backticks")
@@ -479,7 +485,7 @@ def _acceptable(err: UnexpectedToken) -> set[str]:
     `expected` merges look-aheads of unrelated rules), else Lark's estimate."""
     try:
         return set(err.interactive_parser.accepts())
-    except Exception:  # an estimate is only a hint; never fail the diagnostic over it
+    except Exception:  # noqa: BLE001  only a hint: never fail the diagnostic over it
         return set(err.expected)
 
 
@@ -541,7 +547,7 @@ def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:
     return ast.ModuleFile(file, tuple(decls))
 
 
-def _transform(transformer: "_ToAst", file: str, decl: Tree):
+def _transform(transformer: _ToAst, file: str, decl: Tree):
     try:
         return transformer.transform(decl)
     except VisitError as err:
@@ -556,7 +562,7 @@ def _transform(transformer: "_ToAst", file: str, decl: Tree):
 
 # Where a declaration may start when the text is cut into declarations after a
 # syntax error: a line that begins (column 1) with a declaration keyword.
-_DECLARATION_START = re.compile(r"^(?:source|model|test)\b", re.M)
+_DECLARATION_START = re.compile(r"^(?:source|model|test)\b", re.MULTILINE)
 
 
 def _syntax_errors(file: str, text: str, err: UnexpectedInput) -> list[Diagnostic]:

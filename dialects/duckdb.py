@@ -42,11 +42,25 @@ def type_kind(engine_type: str) -> str:
     return TYPE_KINDS.get(t, f"other:{t}")
 
 
+def quoted(name: str) -> str:
+    """A DuckDB identifier in double quotes (plain string work: this runs per column of
+    every table a run hashes)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def row_hash_expr(columns: list[str]) -> str:
+    """The per-row hash of `columns` (a constant for a table without columns)."""
+    return f"hash({', '.join(quoted(c) for c in columns)})" if columns else "0::UBIGINT"
+
+
 def row_hash_aggregate(columns: list[str]) -> str:
     """count, sum and xor of a per-row hash: an order-independent content hash whose
     parts add up (so a layered snapshot's hash is derived from its layers)."""
-    quoted = ", ".join(exp.to_identifier(c, quoted=True).sql("duckdb") for c in columns)
-    row = f"hash({quoted})" if columns else "0"
+    return row_hash_parts(row_hash_expr(columns))
+
+
+def row_hash_parts(row: str) -> str:
+    """count, sum and xor (as text: sums exceed 64 bits) of the row hashes `row`."""
     return (f"count(*), coalesce(sum({row}::HUGEINT), 0)::VARCHAR, "
             f"coalesce(bit_xor({row}), 0)::VARCHAR")
 

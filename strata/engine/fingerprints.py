@@ -62,16 +62,20 @@ def row_hash(con, relation_sql: str, columns: list[str], where: str | None = Non
 
 
 def row_hashes(con, relations: list[tuple[str, list[str]]]) -> list[RowHash]:
-    """The row-hash aggregates of many (relation, columns) in one UNION ALL query:
-    one statement instead of one per relation."""
+    """The row-hash aggregates of many (relation, columns) in one query: the rows'
+    hashes of every relation in one UNION ALL, aggregated by one GROUP BY. On small
+    tables the statement, not the rows, is the cost; one aggregate over the union is
+    ~2x cheaper than a union of per-table aggregates (DuckDB plans each of those as
+    its own pipeline). A relation without rows has no group: EMPTY."""
     if not relations:
         return []
-    query = " UNION ALL ".join(
-        f"SELECT {i} AS __i, {duck.row_hash_aggregate(columns)} FROM {relation}"
+    rows = " UNION ALL ".join(
+        f"SELECT {i} AS __i, {duck.row_hash_expr(columns)} AS __h FROM {relation}"
         for i, (relation, columns) in enumerate(relations))
-    rows = con.execute(query).fetchall()
-    found = {r[0]: RowHash(int(r[1]), int(r[2]), int(r[3])) for r in rows}
-    return [found[i] for i in range(len(relations))]
+    query = f"SELECT __i, {duck.row_hash_parts('__h')} FROM ({rows}) GROUP BY __i"
+    found = {r[0]: RowHash(int(r[1]), int(r[2]), int(r[3]))
+             for r in con.execute(query).fetchall()}
+    return [found.get(i, EMPTY) for i in range(len(relations))]
 
 
 def describe(con, relation_sql: str) -> list[tuple[str, str]]:

@@ -32,6 +32,7 @@ from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_poin
 from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
+from strata.sqlgen.relink import relink
 from strata.sqlgen.names import ident, table
 
 
@@ -315,6 +316,18 @@ class Run:
             node.set("alias", exp.TableAlias(this=ident(alias)))
         return node
 
+    def executed_sql(self, plan: Plan) -> str:
+        """The model's query over this run's relations: its canonical text relinked
+        (rendered once for the code fingerprint), or the tree rendered again."""
+        canonical = self.canonical.get(plan.model)
+        if canonical is not None:
+            targets = {(r.kind, r.name): self.relations(r, None).sql(dialect="duckdb")
+                       for r in plan.reads}
+            relinked = relink(canonical, plan, targets)
+            if relinked is not None:
+                return relinked
+        return model_query(plan, self.relations).sql(dialect="duckdb")
+
     def relation_sql_of(self, ref: RelationRef) -> str:
         if ref.kind == "source":
             return relation_sql(self.bindings[ref.name])
@@ -418,7 +431,7 @@ class Run:
         """CTAS of the model into a new table, pins checked. Its record comes back, or
         with `defer` is made when its batch is hashed (`_flush`)."""
         snap = self.unique_name(f"snap_{self.rid}_{plan.model}")
-        query = model_query(plan, self.relations).sql(dialect="duckdb")
+        query = self.executed_sql(plan)
         result.sql = query
         (rows,) = self.wh.execute(f"CREATE TABLE {internal(snap)} AS {query}").fetchone()
         self.created.append(snap)

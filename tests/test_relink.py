@@ -1,0 +1,105 @@
+"""A run executes each model's canonical SQL relinked to its physical relations
+(strata/sqlgen/relink.py) instead of rendering the tree twice. The relinked text
+must be exactly what rendering the tree over those relations gives, and anything
+the relinker cannot vouch for must fall back to rendering (None)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from strata.engine.fingerprints import canonical_sql
+from strata.semantics.resolve import load_module
+from strata.sqlgen.build import model_query
+from strata.sqlgen.names import table
+from strata.sqlgen.relink import relink
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def physical(ref, alias):
+    """Models in the internal schema under a snapshot name; sources in `raw`."""
+    if ref.kind == "model":
+        return table("strata_internal", f"snap_0123abcd_{ref.name}", alias=alias)
+    return table("raw", ref.name, alias=alias)
+
+
+def targets(plan, relation=physical):
+    return {(r.kind, r.name): relation(r, None).sql(dialect="duckdb") for r in plan.reads}
+
+
+def rendered(plan, relation=physical):
+    return model_query(plan, relation).sql(dialect="duckdb")
+
+
+def module_from(tmp_path, text):
+    path = tmp_path / "m.strata"
+    path.write_text(text)
+    module = load_module(path)
+    assert module.ok, module.diagnostics
+    return module
+
+
+def test_every_example_model_relinks_to_exactly_the_rendered_query():
+    module = load_module(EXAMPLES / "shop")
+    for name in module.order:
+        plan = module.plan(name)
+        assert relink(canonical_sql(plan), plan, targets(plan)) == rendered(plan), name
+
+
+LITERALS = """
+source orders { id: int, note: text }
+model tricky {
+  from orders
+  filter note <> '__model.orders' and note <> 'it''s __source.orders'
+  select id, note
+}
+"""
+
+
+def test_placeholder_text_inside_a_string_literal_is_left_alone(tmp_path):
+    module = module_from(tmp_path, LITERALS)
+    plan = module.plan("tricky")
+    out = relink(canonical_sql(plan), plan, targets(plan))
+    assert out == rendered(plan)
+    assert "'__model.orders'" in out and "'it''s __source.orders'" in out
+    assert "FROM raw.orders" in out
+
+
+SHADOW = """
+source orders { id: int }
+model shadowed { from orders as __source; select id }
+"""
+
+
+def test_an_alias_named_like_a_placeholder_schema_falls_back(tmp_path):
+    module = module_from(tmp_path, SHADOW)
+    plan = module.plan("shadowed")
+    assert relink(canonical_sql(plan), plan, targets(plan)) is None
+
+
+BASE_NAMED = """
+source orders { id: int }
+model m { from orders; select id }
+"""
+
+
+def test_a_bare_relation_name_falls_back(tmp_path):
+    """`--override orders=base` must not be read as the query's own `base` CTE."""
+    module = module_from(tmp_path, BASE_NAMED)
+    plan = module.plan("m")
+    assert relink(canonical_sql(plan), plan, {("source", "orders"): "base"}) is None
+
+
+def test_an_unknown_relation_falls_back(tmp_path):
+    module = module_from(tmp_path, BASE_NAMED)
+    plan = module.plan("m")
+    assert relink(canonical_sql(plan), plan, {}) is None
+
+
+@pytest.mark.parametrize("comment", ["/* __model.orders */ "])
+def test_a_comment_falls_back(tmp_path, comment):
+    module = module_from(tmp_path, BASE_NAMED)
+    plan = module.plan("m")
+    assert relink(comment + canonical_sql(plan), plan, targets(plan)) is None

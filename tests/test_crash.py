@@ -101,9 +101,12 @@ def test_sigkill_at_a_step_of_the_second_run(tmp_path, step):
     proc = p.run("run", str(p.module), "-o", str(p.warehouse), "--only-stale",
                  env={"STRATA_CRASH_AT": step}, check=None)
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr)
-    if step.startswith(("after_create", "after_layer", "after_model", "before_publish",
-                        "publish")):
+    if step.startswith(("before_publish", "publish")):
         assert leftovers(p.warehouse), "the crash should leave unregistered tables"
+    elif step.startswith(("after_create", "after_layer", "after_model")):
+        # small new tables are created in batches, one transaction each: a crash
+        # inside the open batch takes its tables with it
+        assert leftovers(p.warehouse) == set()
     check_after_crash(p, first, views, rows, published=step == "after_publish")
 
 

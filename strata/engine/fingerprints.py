@@ -91,7 +91,8 @@ def _canonical_relation(ref: RelationRef, alias: str | None) -> exp.Expression:
 
 def canonical_sql(plan: Plan) -> str:
     """A model's SQL with relations by logical name (`__source.x`, `__model.y`)."""
-    return model_query(plan, _canonical_relation).sql(dialect="duckdb")
+    # a fresh tree, rendered once: the generator may work on it in place
+    return model_query(plan, _canonical_relation).sql(dialect="duckdb", copy=False)
 
 
 def model_code(plan: Plan, sql: str | None = None) -> str:

@@ -18,6 +18,7 @@ from strata.engine.pins import declared_unique, planned_checks
 from strata.engine.sources import parse_overrides
 from strata.engine.staleness import plan_reasons
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
+from strata.syntax.cache import default_dir
 
 warehouse_option = click.option("-o", "--warehouse", "warehouse", required=True,
                                 type=click.Path(), metavar="WAREHOUSE",
@@ -94,7 +95,7 @@ def run_cmd(module: str, warehouse: str, models: str | None, branch: str,
     opts = RunOptions(models=names, branch=branch, overrides=parse_overrides(overrides, mod),
                       only_stale=only_stale, stage_only=stage_only, full_refresh=full_refresh,
                       full_refresh_models=names if full_refresh and names else None,
-                      module_path=module)
+                      module_path=module, code_cache=default_dir("code"))
     report = run(mod, warehouse, opts, progress_printer(as_json))
     print_report(report, as_json)
 

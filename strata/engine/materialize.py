@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import duckdb
@@ -19,7 +20,7 @@ from sqlglot import exp
 from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
 from strata.engine import history as H
-from strata.engine import incremental, staleness
+from strata.engine import code_cache, incremental, staleness
 from strata.engine.branches import ensure_branch, live_snapshots, switch_views
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import (RowHash, code_fingerprints, module_key,
@@ -60,6 +61,7 @@ class RunOptions:
     # live: write nothing and say so (the same backfill twice is no new work)
     skip_if_published: bool = False
     module_path: str | None = None
+    code_cache: Path | None = None  # folder of compiled SQL kept by module text (CLI)
 
 
 @dataclass
@@ -168,7 +170,7 @@ class Run:
         self.canonical: dict[str, str] = {}
         self.code_key = module_key(module)
         code_fps = (reusable_code_fingerprints(base, self.code_key, closure, self.canonical)
-                    or code_fingerprints(module, closure, self.canonical))
+                    or self._code_fingerprints(closure))
         live = live_snapshots(wh, opts.branch)
 
         reasons: dict[str, str] = {}
@@ -262,6 +264,18 @@ class Run:
         report.entry = entry
         report.seconds = time.perf_counter() - started
         return report
+
+    def _code_fingerprints(self, closure: list[str]) -> dict[str, str]:
+        """From the on-disk code cache when this module text was compiled before by
+        this compiler, else rendered (and kept there)."""
+        cached = code_cache.load(self.opts.code_cache, self.code_key, closure)
+        if cached is not None:
+            fps, canonical = cached
+            self.canonical.update(canonical)
+            return fps
+        fps = code_fingerprints(self.module, closure, self.canonical)
+        code_cache.store(self.opts.code_cache, self.code_key, fps, self.canonical)
+        return fps
 
     def _recipe(self, closure: list[str], source_fps: dict[str, str]) -> dict:
         """What `replay --execute` needs to recompute this run without the module:

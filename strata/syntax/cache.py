@@ -34,13 +34,14 @@ _FORMAT = b"strata-parse-cache-1"
 _SOURCES = ("syntax/grammar.lark", "syntax/parser.py", "syntax/ast.py", "diagnostics.py")
 
 
-def default_dir() -> Path | None:
+def default_dir(kind: str = "parse") -> Path | None:
+    """The CLI's cache folder for `kind` (parse trees; `code`: compiled SQL)."""
     if os.environ.get("STRATA_NO_CACHE"):
         return None
     if os.environ.get("STRATA_CACHE_DIR"):
-        return Path(os.environ["STRATA_CACHE_DIR"]) / "parse"
+        return Path(os.environ["STRATA_CACHE_DIR"]) / kind
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "strata" / "parse"
+    return Path(base) / "strata" / kind
 
 
 @lru_cache(maxsize=1)
@@ -108,11 +109,16 @@ def _store(directory: Path, entry: Path, parsed: ast.ModuleFile) -> None:
 
 
 def _prune(directory: Path) -> None:
-    entries = [e for e in os.scandir(directory) if e.name.endswith(".pickle")]
-    if len(entries) <= MAX_ENTRIES:
+    _prune_files(directory, ".pickle", MAX_ENTRIES)
+
+
+def _prune_files(directory: Path, suffix: str, limit: int) -> None:
+    """Keep at most `limit` entries: past it, the least recently used quarter goes."""
+    entries = [e for e in os.scandir(directory) if e.name.endswith(suffix)]
+    if len(entries) <= limit:
         return
     entries.sort(key=_mtime)
-    for old in entries[:len(entries) - MAX_ENTRIES * 3 // 4]:
+    for old in entries[:len(entries) - limit * 3 // 4]:
         try:
             os.unlink(old.path)
         except OSError:

@@ -103,3 +103,11 @@ def test_a_comment_falls_back(tmp_path, comment):
     module = module_from(tmp_path, BASE_NAMED)
     plan = module.plan("m")
     assert relink(comment + canonical_sql(plan), plan, targets(plan)) is None
+
+
+@pytest.mark.parametrize("parts", [("strata_internal", "snap_0a1b_m1"), ("main", "Orders"),
+                                   ("a b", "select"), ('x"y', "z"), ("raw", "orders")])
+def test_relation_text_is_what_sqlglot_renders(parts):
+    from strata.sqlgen.names import dotted
+
+    assert dotted(*parts) == table(*parts).sql(dialect="duckdb")

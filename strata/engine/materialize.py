@@ -34,7 +34,7 @@ from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
 from strata.sqlgen.relink import relink
-from strata.sqlgen.names import ident, table
+from strata.sqlgen.names import dotted, ident, table
 
 
 @dataclass
@@ -139,6 +139,7 @@ class Run:
         self.pending: list[tuple[str, str, str, ModelResult]] = []
         self.unannounced: list[ModelResult] = []  # progress, in model order
         self.building = 0  # tables created in the open build transaction (0: none open)
+        self.source_text: dict[str, str] = {}
 
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
@@ -337,12 +338,20 @@ class Run:
         (rendered once for the code fingerprint), or the tree rendered again."""
         canonical = self.canonical.get(plan.model)
         if canonical is not None:
-            targets = {(r.kind, r.name): self.relations(r, None).sql(dialect="duckdb")
-                       for r in plan.reads}
+            targets = {(r.kind, r.name): self.relation_text(r) for r in plan.reads}
             relinked = relink(canonical, plan, targets)
             if relinked is not None:
                 return relinked
         return model_query(plan, self.relations).sql(dialect="duckdb")
+
+    def relation_text(self, ref: RelationRef) -> str:
+        """The FROM item of a relation as this run reads it, as text (sources are
+        rendered once a run)."""
+        if ref.kind == "model":
+            return dotted(INTERNAL, self.snap_of[ref.name])
+        if ref.name not in self.source_text:
+            self.source_text[ref.name] = relation_sql(self.bindings[ref.name])
+        return self.source_text[ref.name]
 
     def relation_sql_of(self, ref: RelationRef) -> str:
         if ref.kind == "source":

@@ -33,6 +33,12 @@ def ident(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=needs_quotes(name))
 
 
+def dotted(*parts: str) -> str:
+    """`table(*parts)` as DuckDB text, written directly (rendering a Table node through
+    SQLGlot costs ~0.1 ms; a run writes one for every relation a model reads)."""
+    return ".".join('"' + p.replace('"', '""') + '"' if needs_quotes(p) else p for p in parts)
+
+
 def column(name: str, table: str | None = None) -> exp.Column:
     return exp.Column(this=ident(name), table=ident(table) if table else None)
 

@@ -24,7 +24,7 @@ from strata.sqlgen.build import Relations, model_query
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import delta_query, merge_query
-from strata.syntax.parser import TOO_DEEP_HINT
+from strata.syntax.text import TOO_DEEP_HINT
 
 WATERMARK_PLACEHOLDER = exp.Placeholder(this="watermark")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,7 +46,7 @@ def test_a_hit_gives_the_same_tree_without_parsing(tmp_path: Path,
     def no_parsing(*_args):
         raise AssertionError("parsed again")
 
-    monkeypatch.setattr(cache, "parse_text", no_parsing)
+    monkeypatch.setattr(cache, "_parse", no_parsing)
     again = cache.parse_cached(TEXT, "m.strata", tmp_path)
     assert again == first
     # names keep their spans through pickling (merge_keys, pins point at names)
@@ -120,3 +122,18 @@ def test_the_cli_uses_STRATA_CACHE_DIR_unless_STRATA_NO_CACHE(
         result = CliRunner().invoke(cli, ["compile", str(path), "--show-sql"])
         assert result.exit_code == 0 and "-- model paid (incremental: upsert" in result.stdout
     assert len(entries(tmp_path / "c" / "parse")) == 1
+
+
+def test_a_module_loaded_from_the_cache_does_not_import_the_parser(tmp_path: Path) -> None:
+    """Lark and the parser cost ~30 ms of every command; a cached tree needs neither."""
+    (tmp_path / "m.strata").write_text(TEXT)
+    probe = ("import sys\nfrom pathlib import Path\n"
+             "from strata.semantics.resolve import load_module\n"
+             "m = load_module(Path(sys.argv[1]), parse_cache=Path(sys.argv[2]))\n"
+             "assert m.ok, m.diagnostics\n"
+             "print('lark' in sys.modules, 'strata.syntax.parser' in sys.modules)\n")
+    args = [sys.executable, "-c", probe, str(tmp_path / "m.strata"), str(tmp_path / "c")]
+    cold = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
+    warm = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
+    assert cold == ["True", "True"]
+    assert warm == ["False", "False"]

@@ -36,7 +36,7 @@ from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, re
 from strata.semantics.module import ModelInfo, Module, SourceInfo
 from strata.syntax import ast
 from strata.syntax.cache import parse_cached
-from strata.syntax.parser import TOO_DEEP_HINT, parse_text, read_text
+from strata.syntax.text import TOO_DEEP_HINT, read_text
 
 
 # ---------------------------------------------------------------- loading
@@ -85,6 +85,8 @@ def load_text(text: str, file: str = "<string>") -> Module:
     """Resolve a module given as text (for tests and the library API)."""
     module = Module(root=Path.cwd(), files={file: text})
     try:
+        from strata.syntax.parser import parse_text  # Lark: only when parsing
+
         parsed = [parse_text(text, file)]
     except StrataError as err:
         module.diagnostics.extend(err.diagnostics)

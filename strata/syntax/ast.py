@@ -8,6 +8,39 @@ from typing import Union
 from strata.diagnostics import Span
 
 
+# ---------------------------------------------------------------- names
+# Here, not in the parser, because the parse cache pickles them: loading a cached
+# tree must not import the parser (and Lark with it).
+class _Name(str):
+    """An identifier with its span (a str, so it composes like one)."""
+
+    span: Span
+
+    def __new__(cls, text: str, span: Span):
+        obj = super().__new__(cls, text)
+        obj.span = span
+        return obj
+
+    def __reduce__(self):  # for the parse cache: str's own pickling would drop the span
+        return _Name, (str(self), self.span)
+
+
+class _Names(tuple):
+    """A `[a, b]` list of names with its span and each name's span (a tuple of str)."""
+
+    span: Span
+    spans: tuple[Span, ...]
+
+    def __new__(cls, names: list[_Name], span: Span):
+        obj = super().__new__(cls, (str(n) for n in names))
+        obj.span = span
+        obj.spans = tuple(n.span for n in names)
+        return obj
+
+    def __reduce__(self):
+        return _Names, ([_Name(n, s) for n, s in zip(self, self.spans)], self.span)
+
+
 # ---------------------------------------------------------------- types
 @dataclass(frozen=True)
 class TypeRef:

@@ -27,7 +27,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from strata.syntax import ast
-from strata.syntax.parser import parse_text
 
 MAX_ENTRIES = 512
 _FORMAT = b"strata-parse-cache-1"
@@ -56,16 +55,22 @@ def _code_fingerprint() -> bytes:
 def parse_cached(text: str, display: str, directory: Path | None) -> ast.ModuleFile:
     """`parse_text(text, display)`, through the cache in `directory` (None: no cache)."""
     if directory is None:
-        return parse_text(text, display)
+        return _parse(text, display)
     key = hashlib.sha256(_code_fingerprint() + display.encode("utf-8", "surrogatepass")
                          + b"\0" + text.encode("utf-8", "surrogatepass")).hexdigest()
     entry = directory / f"{key}.pickle"
     found = _load(entry)
     if found is not None:
         return found
-    parsed = parse_text(text, display)  # a StrataError goes up, and nothing is kept
+    parsed = _parse(text, display)  # a StrataError goes up, and nothing is kept
     _store(directory, entry, parsed)
     return parsed
+
+
+def _parse(text: str, display: str) -> ast.ModuleFile:
+    from strata.syntax.parser import parse_text  # Lark is imported on a miss only
+
+    return parse_text(text, display)
 
 
 def _load(entry: Path) -> ast.ModuleFile | None:

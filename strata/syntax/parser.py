@@ -26,6 +26,8 @@ from lark.exceptions import (
 
 from strata.diagnostics import Diagnostic, Span, StrataError, fail
 from strata.syntax import ast
+from strata.syntax.ast import _Name, _Names
+from strata.syntax.text import TOO_DEEP_HINT, _refuse_nul, read_text  # noqa: F401  (re-exported)
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 
@@ -90,36 +92,6 @@ def _tok_span(file: str, tok: Token) -> Span:
 def _name_text(tok: Token) -> str:
     text = str(tok)
     return text[1:-1] if text.startswith("`") else text
-
-
-class _Name(str):
-    """An identifier with its span (a str, so it composes like one)."""
-
-    span: Span
-
-    def __new__(cls, text: str, span: Span):
-        obj = super().__new__(cls, text)
-        obj.span = span
-        return obj
-
-    def __reduce__(self):  # for the parse cache: str's own pickling would drop the span
-        return _Name, (str(self), self.span)
-
-
-class _Names(tuple):
-    """A `[a, b]` list of names with its span and each name's span (a tuple of str)."""
-
-    span: Span
-    spans: tuple[Span, ...]
-
-    def __new__(cls, names: list[_Name], span: Span):
-        obj = super().__new__(cls, (str(n) for n in names))
-        obj.span = span
-        obj.spans = tuple(n.span for n in names)
-        return obj
-
-    def __reduce__(self):
-        return _Names, ([_Name(n, s) for n, s in zip(self, self.spans)], self.span)
 
 
 @dataclass(frozen=True)
@@ -599,9 +571,6 @@ def _shifted(diag: Diagnostic, lines: int) -> Diagnostic:
                                       end_line=span.end_line + lines))
 
 
-TOO_DEEP_HINT = "split it: compute parts with `let` or `derive` and combine those"
-
-
 def _too_deep(file: str, decl: Tree) -> StrataError:
     """E092 at the statement holding the deepest expression (found without recursion)."""
     deepest, where = 0, decl
@@ -615,31 +584,3 @@ def _too_deep(file: str, decl: Tree) -> StrataError:
         stack.extend((c, depth + 1, statement) for c in node.children if isinstance(c, Tree))
     return fail("E092", f"an expression nested {deepest - 1} levels deep is too deep to compile",
                 _span(file, where.meta), TOO_DEEP_HINT)
-
-
-def read_text(path: Path, display: str) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise fail("E005", f"cannot read `{display}`: {err.strerror or err}", None,
-                   "check the path") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise fail("E002", "the file is not valid UTF-8 text",
-                   Span(display, line, col, line, col + 1),
-                   "Strata modules are UTF-8 text files") from None
-    _refuse_nul(text, display)
-    return text.lstrip("\ufeff")
-
-
-def _refuse_nul(text: str, display: str) -> None:
-    """A NUL is never part of a module (and would reach paths and SQL as one)."""
-    if "\x00" in text:
-        idx = text.index("\x00")
-        line = text.count("\n", 0, idx) + 1
-        col = idx - (text.rfind("\n", 0, idx) + 1) + 1
-        raise fail("E002", "the file holds a NUL byte: it is binary, not a module",
-                   Span(display, line, col, line, col + 1), "Strata modules are UTF-8 text files")

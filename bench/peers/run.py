@@ -329,7 +329,13 @@ class Strata(Tool):
     name, venv = "strata", "strata"
 
     def _cmd(self, proj: Path, db: Path | None, *args: str) -> Cmd:
-        return [self.bin("strata"), *args], proj, _venv_env("strata", db)
+        # the parse and compiled-SQL caches live in the project, so that clear_cache
+        # makes "cold" rows cold, as dbt's target/ and SQLMesh's .cache are cleared
+        return [self.bin("strata"), *args], proj, _venv_env(
+            "strata", db, {"STRATA_CACHE_DIR": str(proj / ".strata-cache")})
+
+    def clear_cache(self, proj: Path) -> None:
+        shutil.rmtree(proj / ".strata-cache", ignore_errors=True)
 
     def relation(self, model: str) -> str:
         return f"main.v_{model}"

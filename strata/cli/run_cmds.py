@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -30,8 +31,10 @@ _STATUS_STYLE = {"rebuilt": "green", "reused": "cyan", "kept": "dim"}
 
 
 def progress_printer(as_json: bool):
+    if as_json or not maybe_terminal():  # quiet when piped, without importing rich
+        return None
     out = console()
-    if as_json or not out.is_terminal:
+    if not out.is_terminal:
         return None
 
     def show(result: ModelResult) -> None:
@@ -52,11 +55,26 @@ def progress_printer(as_json: bool):
     return show
 
 
+def maybe_terminal() -> bool:
+    """Could rich see a terminal? A tty, or rich's own overrides (TTY_COMPATIBLE,
+    FORCE_COLOR); when not, plain output needs no rich."""
+    return (sys.stdout.isatty() or os.environ.get("TTY_COMPATIBLE", "") not in ("", "0")
+            or bool(os.environ.get("FORCE_COLOR")))
+
+
+class _Plain:
+    """print() with rich's signature, for output that is not a terminal (rich's
+    imports cost ~20 ms of a command that prints three plain lines)."""
+
+    def print(self, text: str, markup: bool = False, highlight: bool = False) -> None:
+        print(text)
+
+
 def print_report(report: RunReport, as_json: bool) -> None:
     if as_json:
         print_json(report.to_json())
         return
-    out = console()
+    out = console() if maybe_terminal() else _Plain()
     if report.status == "up_to_date":
         out.print("everything up to date (nothing to do)", markup=False)
         return

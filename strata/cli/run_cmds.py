@@ -102,18 +102,20 @@ def print_report(report: RunReport, as_json: bool) -> None:
 @click.option("--stage-only", is_flag=True, help="Execute and check pins; publish nothing.")
 @click.option("--full-refresh", is_flag=True,
               help="Recompute incremental models from scratch (all, or those in --models).")
+@click.option("--workers", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Models on large inputs built side by side; 1 builds one at a time.")
 @json_option
 @handled
 def run_cmd(module: str, warehouse: str, models: str | None, branch: str,
             overrides: tuple[str, ...], only_stale: bool, stage_only: bool, full_refresh: bool,
-            as_json: bool) -> None:
+            workers: int, as_json: bool) -> None:
     """Materialize MODULE's models (and their upstream) into WAREHOUSE."""
     mod = load_checked(module)
     names = split_names(models)
     opts = RunOptions(models=names, branch=branch, overrides=parse_overrides(overrides, mod),
                       only_stale=only_stale, stage_only=stage_only, full_refresh=full_refresh,
                       full_refresh_models=names if full_refresh and names else None,
-                      module_path=module, code_cache=default_dir("code"))
+                      module_path=module, code_cache=default_dir("code"), workers=workers)
     report = run(mod, warehouse, opts, progress_printer(as_json))
     print_report(report, as_json)
 

@@ -9,7 +9,9 @@ crash leaves only unreferenced leftovers that the next run drops.
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -19,22 +21,33 @@ from sqlglot import exp
 
 from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
-from strata.engine import history as H
 from strata.engine import code_cache, incremental, staleness
+from strata.engine import history as H
 from strata.engine.branches import ensure_branch, live_snapshots, switch_views
 from strata.engine.clock import now_text
-from strata.engine.fingerprints import (RowHash, code_fingerprints, module_key,
-                                       reusable_code_fingerprints, row_hash, row_hashes,
-                                       run_id)
+from strata.engine.fingerprints import (
+    RowHash,
+    code_fingerprints,
+    module_key,
+    reusable_code_fingerprints,
+    row_hash,
+    row_hashes,
+    run_id,
+)
 from strata.engine.pins import CheckLog, check_joins, check_pins
-from strata.engine.sources import (SourceBinding, bind_source, check_contract, fingerprint,
-                                   relation_sql)
+from strata.engine.sources import (
+    SourceBinding,
+    bind_source,
+    check_contract,
+    counted_fingerprint,
+    relation_sql,
+)
 from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, internal
 from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
-from strata.sqlgen.relink import relink
 from strata.sqlgen.names import dotted, ident, table
+from strata.sqlgen.relink import relink
 
 
 @dataclass
@@ -62,6 +75,7 @@ class RunOptions:
     skip_if_published: bool = False
     module_path: str | None = None
     code_cache: Path | None = None  # folder of compiled SQL kept by module text (CLI)
+    workers: int = 1  # statements run side by side (concurrent builds); 1: one at a time
 
 
 @dataclass
@@ -137,9 +151,19 @@ class Run:
         self.content: dict[tuple[str, str], str] = {}
         # new tables waiting for their content hash: (table, model, code_fp, result)
         self.pending: list[tuple[str, str, str, ModelResult]] = []
-        self.unannounced: list[ModelResult] = []  # progress, in model order
+        self.unannounced: list[str] = []  # models not shown yet, in model order
+        self.results: dict[str, ModelResult] = {}
         self.building = 0  # tables created in the open build transaction (0: none open)
         self.source_text: dict[str, str] = {}
+        # concurrent builds (opts.workers > 1): a large model's CTAS runs on a worker
+        # thread's cursor while the main thread goes on with models that do not
+        # depend on it; everything else about the model stays on the main thread
+        self.rows_of: dict[tuple[str, str], int] = {}  # (kind, name) -> rows, when known
+        self.inflight: dict[str, tuple] = {}  # model -> (future, plan, code_fp, result, log)
+        self.pool: ThreadPoolExecutor | None = None
+        self.deferred_drops: list[H.SnapshotRecord] = []
+        self._local = threading.local()  # each worker thread's cursor
+        self._cursors: list = []
 
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
@@ -161,8 +185,11 @@ class Run:
             binding = bind_source(src, opts.overrides.get(name))
             schema = check_contract(wh.con, src, binding)
             self.bindings[name] = binding
-            source_fps[name] = (opts.source_fingerprints.get(name) or
-                                fingerprint(wh.con, src, binding, schema))
+            if opts.source_fingerprints.get(name):
+                source_fps[name] = opts.source_fingerprints[name]
+            else:
+                source_fps[name], self.rows_of[("source", name)] = counted_fingerprint(
+                    wh.con, src, binding, schema)
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 
@@ -222,18 +249,27 @@ class Run:
 
         report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
                            stale_reasons=reasons, fingerprint_seconds=fingerprint_seconds)
+        if opts.workers > 1:
+            self.pool = ThreadPoolExecutor(opts.workers, thread_name_prefix="strata-build")
         try:
-            for name in closure:
-                result = self._model(name, reasons, base_snaps, code_fps[name], live)
-                report.results.append(result)
-                self.unannounced.append(result)
+            results = self.results
+            self.unannounced = list(closure)
+            for name in self._schedule(closure):
+                results[name] = self._model(name, reasons, base_snaps, code_fps[name], live)
                 self._announce()
                 crash_point(f"after_model:{name}")
+            for name in list(self.inflight):
+                self._finish(name)
+            report.results = [results[m] for m in closure]
             self._flush()
             self._commit_build()
+            self._drop_deferred()
         except BaseException:
+            self._abandon_inflight()
             self._drop_created()
             raise
+        finally:
+            self._close_pool()
         crash_point("before_publish")
 
         entry = H.HistoryEntry(
@@ -299,6 +335,13 @@ class Run:
     def _model(self, name: str, reasons: dict[str, str], base_snaps: dict[str, str],
                code_fp: str, live: dict[str, str]) -> ModelResult:
         plan = self.module.plan(name)
+        upstream = self.module.models[name].models_read
+        for up in upstream:  # its inputs complete, checked and hashed first
+            if up in self.inflight:
+                self._finish(up)
+        if name not in reasons and name in base_snaps and any(
+                m in upstream for _, m, _, _ in self.pending):
+            self._flush()  # an upstream reused by identity keeps this model as it is
         if name in self.opts.keep:
             self.snap_of[name] = self.opts.keep[name]
             return ModelResult(name, "kept", self.opts.keep[name], reason="not downstream of a "
@@ -446,10 +489,38 @@ class Run:
         self._announce()
 
     def _announce(self) -> None:
-        """Show finished models in order; one still waiting for its hash holds the rest."""
-        waiting = {id(r) for _, _, _, r in self.pending}
-        while self.unannounced and id(self.unannounced[0]) not in waiting:
-            self.progress(self.unannounced.pop(0))
+        """Show finished models in order; one not built yet, still running or waiting
+        for its hash holds the rest."""
+        waiting = {m for _, m, _, _ in self.pending} | set(self.inflight)
+        while (self.unannounced and self.unannounced[0] in self.results
+               and self.unannounced[0] not in waiting):
+            self.progress(self.results[self.unannounced.pop(0)])
+
+    def _schedule(self, closure: list[str]):
+        """The models in the order to plan them: the module's order, except that with
+        workers a model whose upstream is still running waits while later models
+        that do not need it go ahead. Finished statements are collected as they end."""
+        remaining = list(closure)
+        while remaining:
+            self._collect(block=False)
+            busy = set(self.inflight) | set(remaining)
+            ready = next((m for m in remaining
+                          if not busy & set(self.module.models[m].models_read)), None)
+            if ready is None:  # everything left waits on a running statement
+                self._collect(block=True)
+                continue
+            remaining.remove(ready)
+            yield ready
+
+    def _collect(self, block: bool) -> None:
+        """Finish the statements that have ended (with `block`, wait for one first)."""
+        if not self.inflight:
+            return
+        if block:
+            wait([job[0] for job in self.inflight.values()], return_when=FIRST_COMPLETED)
+        for name in [m for m, job in self.inflight.items() if job[0].done()]:
+            self._finish(name)
+        self._announce()
 
     def _full(self, plan: Plan, code_fp: str, result: ModelResult,
               log: CheckLog, defer: bool = False) -> H.SnapshotRecord | None:
@@ -458,12 +529,21 @@ class Run:
         snap = self.unique_name(f"snap_{self.rid}_{plan.model}")
         query = self.executed_sql(plan)
         result.sql = query
+        if defer and self.pool is not None and self._large_input(plan):
+            self._submit(plan, snap, query, code_fp, result, log)
+            return None
         self._begin_build()
         (rows,) = self.wh.execute(f"CREATE TABLE {internal(snap)} AS {query}").fetchone()
         self.created.append(snap)
         self._built(rows)
+        return self._created(plan, snap, rows, code_fp, result, log, defer)
+
+    def _created(self, plan: Plan, snap: str, rows: int, code_fp: str, result: ModelResult,
+                 log: CheckLog, defer: bool) -> H.SnapshotRecord | None:
+        """What follows a model's CTAS: its pins, then its content hash."""
         crash_point(f"after_create:{plan.model}")
         result.rows = rows
+        self.rows_of[("model", plan.model)] = rows
         self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, rows, log,
                                                self.verified_unique)
         if defer:
@@ -475,6 +555,82 @@ class Run:
         columns = table_columns(self.wh, snap)
         hashed = row_hash(self.wh.con, internal(snap), [c for c, _ in columns])
         return make_record(snap, plan.model, self.rid, "table", hashed, columns, code_fp, {})
+
+    # ------------------------------------------------------------ concurrent builds
+    # With opts.workers > 1, the CTAS of a model reading a large input (HASH_NOW_ROWS
+    # rows or more, or of unknown size) runs on a worker thread's own cursor, and the
+    # main thread goes on with the next models; any model waits for its upstream to
+    # finish (`_finish`: pins, hash, identity) before it is planned. DuckDB runs the
+    # statements side by side: 100 models on 1e6 rows took 3.7 s with four workers
+    # against 6.3 s one after another. Small models stay on the main connection, in
+    # build transactions; a worker's table is committed by its own statement, so the
+    # open batch is committed before a worker starts and before its table is read.
+    # Duplicates found by identity are dropped only once no statement is running.
+    def _large_input(self, plan: Plan) -> bool:
+        for ref in plan.reads:
+            rows = self.rows_of.get((ref.kind, ref.name))
+            if rows is None and ref.kind == "model":
+                record = self.base_records.get(self.snap_of.get(ref.name, ""))
+                rows = record.row_count if record is not None else None
+            if rows is None or rows >= self.HASH_NOW_ROWS:
+                return True
+        return False
+
+    def _submit(self, plan: Plan, snap: str, query: str, code_fp: str, result: ModelResult,
+                log: CheckLog) -> None:
+        self._commit_build()  # the worker's cursor must see the tables the batch made
+        self.created.append(snap)
+        result.snapshot = snap
+        future = self.pool.submit(self._ctas_on_worker, snap, query)
+        self.inflight[plan.model] = (future, plan, code_fp, result, log, snap)
+
+    def _ctas_on_worker(self, snap: str, query: str) -> tuple[int, float]:
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self.wh.con.cursor()
+            self._cursors.append(cursor)
+        started = time.perf_counter()
+        (rows,) = cursor.execute(f"CREATE TABLE {internal(snap)} AS {query}").fetchone()
+        return rows, time.perf_counter() - started
+
+    def _finish(self, name: str) -> None:
+        """Wait for a worker's CTAS, then check and hash its table on the main thread."""
+        future, plan, code_fp, result, log, snap = self.inflight.pop(name)
+        self._commit_build()  # the next statements here must see the worker's table
+        try:
+            rows, seconds = future.result()
+        except duckdb.Error as err:
+            raise fail("E080", f"model `{name}` failed in the engine: "
+                       f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
+                       "nothing was published") from None
+        started = time.perf_counter()
+        self._created(plan, snap, rows, code_fp, result, log, defer=True)
+        result.seconds = seconds + time.perf_counter() - started
+
+    def _abandon_inflight(self) -> None:
+        """After a failure: let running statements end (their tables are dropped)."""
+        for job in self.inflight.values():
+            try:
+                job[0].result()
+            except BaseException:  # noqa: BLE001  the first failure is what is reported
+                pass
+        self.inflight.clear()
+
+    def _close_pool(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
+        for cursor in self._cursors:
+            try:
+                cursor.close()
+            except duckdb.Error:
+                pass
+        self._cursors.clear()
+
+    def _drop_deferred(self) -> None:
+        deferred, self.deferred_drops = self.deferred_drops, []
+        for record in deferred:
+            self._drop(record, now=True)
 
     # ------------------------------------------------------------ build transactions
     # In autocommit every CTAS is its own commit (a WAL flush, ~0.3 ms: as much as a
@@ -516,7 +672,10 @@ class Run:
         self._taken.add(name)
         return name
 
-    def _drop(self, record: H.SnapshotRecord) -> None:
+    def _drop(self, record: H.SnapshotRecord, now: bool = False) -> None:
+        if self.pool is not None and not now:  # a worker's statement may read it
+            self.deferred_drops.append(record)
+            return
         for obj in [record.name, *record.parts.get("own", [])]:
             if obj in self.created:
                 # a layered snapshot is a view over its (table) layers

@@ -111,9 +111,15 @@ def _fits(declared: Type, engine_type: str) -> bool:
 def fingerprint(con, src: SourceInfo, binding: SourceBinding,
                 schema: list[tuple[str, str]]) -> str:
     """Schema + order-independent row hash of the table actually read."""
+    return counted_fingerprint(con, src, binding, schema)[0]
+
+
+def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
+                        schema: list[tuple[str, str]]) -> tuple[str, int]:
+    """The fingerprint and the number of rows it read."""
     declared = [n for n, _ in src.columns]
     rows: RowHash = row_hash(con, relation_sql(binding), declared)
-    return rows.digest([(n, t) for n, t in schema if n in set(declared)])
+    return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
 
 
 def _first_line(err: Exception) -> str:

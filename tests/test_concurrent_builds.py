@@ -1,0 +1,173 @@
+"""Concurrent builds (`run --workers N`, default 4): a model on a large input (at
+least Run.HASH_NOW_ROWS rows) has its CTAS run on a worker thread's cursor while
+the main thread goes on with models that do not need it. The result must be the
+run one statement at a time gives: same run id, same snapshots, same rows, the
+same failures with nothing published. Real DuckDB files, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from enginehelpers import (
+    error_code,
+    history_rows,
+    internal_objects,
+    leftovers,
+    live,
+    make_project,
+    view_rows,
+)
+
+from strata.engine.materialize import Run
+
+ROWS = Run.HASH_NOW_ROWS + 20_000  # `orders` is large: its readers run on workers
+
+# Four independent readers of the large source (they can run side by side), a join
+# of two of them, aggregates over each branch, and a small-source branch.
+MODULE = """\
+source orders {
+  id: int
+  customer_id: int
+  amount: double
+  status: text
+  updated_at: timestamp
+}
+
+source products {
+  id: int
+  name: text
+  price: double
+}
+
+model paid {
+  from orders
+  filter status = 'paid'
+  select id, customer_id, amount
+  pin unique [id]
+}
+
+model void {
+  from orders
+  filter status = 'void'
+  select id, customer_id, amount
+}
+
+model doubled {
+  from orders
+  derive twice = amount * 2
+  select id, twice
+}
+
+model recent {
+  from orders
+  filter updated_at > timestamp '2024-01-01 12:00:00'
+  select id, updated_at
+}
+
+model paid_twice {
+  from paid
+  join doubled on paid.id = doubled.id
+  select paid.id, paid.amount, doubled.twice
+}
+
+model per_customer {
+  from paid_twice
+  join paid on paid_twice.id = paid.id
+  group paid.customer_id
+  aggregate total = sum(paid_twice.twice), n = count()
+}
+
+model void_total {
+  from void
+  aggregate total = sum(amount), n = count()
+}
+
+model cheap {
+  from products
+  filter price < 10
+  select id, name, price
+}
+"""
+MODELS = ["paid", "void", "doubled", "recent", "paid_twice", "per_customer", "void_total",
+          "cheap"]
+
+
+def project(tmp_path, name, text=MODULE):
+    return make_project(tmp_path / name, orders=ROWS, products=20, text=text)
+
+
+def test_workers_give_the_run_one_statement_at_a_time_gives(tmp_path):
+    one, four = project(tmp_path, "one"), project(tmp_path, "four")
+    sequential = one.run_json("--workers", "1")
+    concurrent = four.run_json("--workers", "4")
+    assert concurrent["run_id"] == sequential["run_id"]
+    assert [r["model"] for r in concurrent["models"]] == MODELS  # reported in module order
+    assert ({r["model"]: (r["status"], r["snapshot"], r["rows"]) for r in concurrent["models"]}
+            == {r["model"]: (r["status"], r["snapshot"], r["rows"])
+                for r in sequential["models"]})
+    assert view_rows(four.warehouse) == view_rows(one.warehouse)
+    assert four.strata_json("verify", concurrent["run_id"], "-o", str(four.warehouse))["ok"]
+    assert leftovers(four.warehouse) == set()
+    # the pins were checked on the workers' tables too
+    paid = next(r for r in concurrent["models"] if r["model"] == "paid")
+    assert "pin unique [id]" in paid["checks"]
+
+
+def test_identity_reuse_drops_the_duplicates_once_nothing_runs(tmp_path):
+    p = project(tmp_path, "p")
+    first = p.run_json()
+    tables = internal_objects(p.warehouse)
+    views = live(p.warehouse)
+    again = p.run_json()  # a full run again: every model recomputed, same content
+    assert again["run_id"] == first["run_id"]  # same data, same selection
+    assert {r["model"]: r["status"] for r in again["models"]} == dict.fromkeys(MODELS, "reused")
+    assert live(p.warehouse) == views  # the existing snapshots, by identity
+    assert internal_objects(p.warehouse) == tables  # no duplicate left behind
+
+
+def test_a_failing_statement_on_a_worker_publishes_nothing(tmp_path):
+    bad = MODULE.replace("  select id, updated_at\n",
+                         "  derive boom = cast(status as int)\n  select id, updated_at, boom\n")
+    p = project(tmp_path, "p", text=bad)
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), "--workers", "4", check=None)
+    assert error_code(proc) == "E080"
+    assert "`recent`" in proc.stderr + proc.stdout
+    assert live(p.warehouse) == {} and history_rows(p.warehouse) == []
+    assert leftovers(p.warehouse) == set()
+
+
+def test_a_pin_failing_on_a_worker_table_publishes_nothing_and_keeps_the_last_run(tmp_path):
+    p = project(tmp_path, "p")
+    first = p.run_json()
+    views, rows = live(p.warehouse), view_rows(p.warehouse)
+    p.sql("INSERT INTO orders SELECT * FROM orders WHERE id = 5")  # a duplicate paid id
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), check=None)
+    assert error_code(proc) == "E061"  # pin unique
+    assert live(p.warehouse) == views and view_rows(p.warehouse) == rows
+    assert [r[1] for r in history_rows(p.warehouse)] == [first["run_id"]]
+    assert leftovers(p.warehouse) == set()
+
+
+def test_progress_on_a_terminal_stays_in_module_order(tmp_path):
+    p = project(tmp_path, "p")
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse),
+                 env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1", "COLUMNS": "200"})
+    shown = [line.split()[1] for line in proc.stdout.splitlines()
+             if line.strip().startswith("rebuilt")]
+    assert shown == MODELS
+
+
+def test_only_stale_with_workers_rebuilds_the_changed_branch_only(tmp_path):
+    p = project(tmp_path, "p")
+    p.run_json()
+    before = live(p.warehouse)
+    p.sql("UPDATE products SET price = price + 100 WHERE id = 1")
+    report = p.run_json("--only-stale")
+    assert set(report["stale"]) == {"cheap"}
+    after = live(p.warehouse)
+    assert {m for m in MODELS if after[m] != before[m]} == {"cheap"}
+    copy = tmp_path / "copy.duckdb"
+    shutil.copyfile(p.warehouse, copy)
+    assert json.loads(p.run("history", "-o", str(copy), "--json").stdout)[0]["id"] == \
+        report["run_id"]

@@ -557,8 +557,8 @@ class Run:
         return make_record(snap, plan.model, self.rid, "table", hashed, columns, code_fp, {})
 
     # ------------------------------------------------------------ concurrent builds
-    # With opts.workers > 1, the CTAS of a model reading a large input (HASH_NOW_ROWS
-    # rows or more, or of unknown size) runs on a worker thread's own cursor, and the
+    # With opts.workers > 1, the CTAS of a model reading an input of WORKER_ROWS rows
+    # or more (or of unknown size) runs on a worker thread's own cursor, and the
     # main thread goes on with the next models; any model waits for its upstream to
     # finish (`_finish`: pins, hash, identity) before it is planned. DuckDB runs the
     # statements side by side: 100 models on 1e6 rows took 3.7 s with four workers
@@ -566,13 +566,15 @@ class Run:
     # build transactions; a worker's table is committed by its own statement, so the
     # open batch is committed before a worker starts and before its table is read.
     # Duplicates found by identity are dropped only once no statement is running.
+    WORKER_ROWS = 10_000
+
     def _large_input(self, plan: Plan) -> bool:
         for ref in plan.reads:
             rows = self.rows_of.get((ref.kind, ref.name))
             if rows is None and ref.kind == "model":
                 record = self.base_records.get(self.snap_of.get(ref.name, ""))
                 rows = record.row_count if record is not None else None
-            if rows is None or rows >= self.HASH_NOW_ROWS:
+            if rows is None or rows >= self.WORKER_ROWS:
                 return True
         return False
 

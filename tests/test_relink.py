@@ -85,11 +85,24 @@ model m { from orders; select id }
 """
 
 
-def test_a_bare_relation_name_falls_back(tmp_path):
+def test_a_bare_relation_named_like_a_cte_of_the_query_falls_back(tmp_path):
     """`--override orders=base` must not be read as the query's own `base` CTE."""
     module = module_from(tmp_path, BASE_NAMED)
     plan = module.plan("m")
     assert relink(canonical_sql(plan), plan, {("source", "orders"): "base"}) is None
+
+
+def test_a_bare_relation_name_is_relinked_like_the_rendered_query(tmp_path):
+    """The usual source, `orders` without a schema: exactly what rendering gives."""
+    module = module_from(tmp_path, LITERALS)
+    plan = module.plan("tricky")
+
+    def bare(ref, alias):
+        return table(ref.name, alias=alias)
+
+    out = relink(canonical_sql(plan), plan, targets(plan, bare))
+    assert out is not None and out == rendered(plan, bare)
+    assert "FROM orders AS orders" in out
 
 
 def test_an_unknown_relation_falls_back(tmp_path):
@@ -111,3 +124,33 @@ def test_relation_text_is_what_sqlglot_renders(parts):
     from strata.sqlgen.names import dotted
 
     assert dotted(*parts) == table(*parts).sql(dialect="duckdb")
+
+
+def test_every_example_model_relinks_to_bare_source_names_as_rendered():
+    module = load_module(EXAMPLES / "shop")
+
+    def bare_sources(ref, alias):
+        return table(ref.name, alias=alias) if ref.kind == "source" else physical(ref, alias)
+
+    for name in module.order:
+        plan = module.plan(name)
+        out = relink(canonical_sql(plan), plan, targets(plan, bare_sources))
+        assert out == rendered(plan, bare_sources), name
+
+
+CTE_NAMED = """
+source base { id: int }
+source combined { id: int }
+model m { from base; filter id > 0; union combined }
+"""
+
+
+def test_sources_named_like_the_query_ctes_never_read_the_wrong_relation(tmp_path):
+    module = module_from(tmp_path, CTE_NAMED)
+    plan = module.plan("m")
+
+    def bare(ref, alias):
+        return table(ref.name, alias=alias)
+
+    out = relink(canonical_sql(plan), plan, targets(plan, bare))
+    assert out is None or out == rendered(plan, bare)

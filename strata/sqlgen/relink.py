@@ -7,7 +7,7 @@ as the first (~0.5 ms a model: most of a trivial model's own cost). So the execu
 SQL is the canonical text with each placeholder replaced, found by a scan that steps
 over string literals and quoted identifiers. Whatever the scan cannot vouch for (a
 comment, an alias that looks like a placeholder schema, a bare replacement name that
-could meet a CTE of the same name) returns None and the caller renders the tree.
+a CTE of the query also has) returns None and the caller renders the tree.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def relink(canonical: str, plan: Plan, relations: dict[tuple[str, str], str]) ->
     SQL), or None when the text cannot be relinked safely."""
     if "/*" in canonical or _aliases_shadow(plan):
         return None
-    if any(_bare(sql) for sql in relations.values()):
+    if any(_bare(sql) and _defines_cte(canonical, sql) for sql in relations.values()):
         return None
     missing = False
     found = 0
@@ -65,6 +65,12 @@ def _aliases_shadow(plan: Plan) -> bool:
 
 
 def _bare(relation_sql: str) -> bool:
-    """A relation without a schema (`orders_v2`) reads whatever CTE shares its name;
-    the canonical text was planned without knowing that name."""
+    """A relation without a schema (`orders`, the usual source) is read as a CTE of
+    the same name if the query has one."""
     return "." not in relation_sql and "(" not in relation_sql
+
+
+def _defines_cte(canonical: str, name: str) -> bool:
+    """Does the canonical text name a CTE `name`? It was planned without knowing the
+    physical names (rendering over them would have picked another CTE name)."""
+    return re.search(r'(?:\bWITH|,)\s+' + re.escape(name) + r'\s+AS\s+\(', canonical) is not None

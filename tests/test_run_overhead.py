@@ -143,3 +143,33 @@ def test_an_unchanged_module_is_not_rendered_again(warehouse, monkeypatch):
     monkeypatch.setattr(fingerprints, "compiler_key", lambda: "another compiler")
     _, report = run_counted(warehouse, edited, only_stale=True)
     assert len(rendered) == 30 and report.status == "up_to_date"
+
+
+def test_a_dimension_joined_by_many_models_is_checked_once_a_run(warehouse):
+    """The fan-out check's right side (`b` unique on `id`) is settled once: the
+    tables a run reads do not change while it runs."""
+    text = "source a {\n  id: int\n  k: int\n}\nsource b {\n  id: int\n  k: int\n}\n" + "".join(
+        f"model j{i} {{\n  from a\n  join b on a.id = b.id\n  select a.id, b.k\n}}\n"
+        for i in range(10))
+    seen: list[str] = []
+
+    class Recording(CountingConnection):
+        def execute(self, statement, *args, **kwargs):
+            seen.append(statement)
+            return super().execute(statement, *args, **kwargs)
+
+    module_file = warehouse.parent / "m.strata"
+    module_file.write_text(text)
+    module = load_module(module_file)
+    wh = Warehouse.open(str(warehouse))
+    real = wh.con
+    wh.con = Recording(real)
+    try:
+        report = Run(module, wh, RunOptions()).execute()
+    finally:
+        wh.con = real
+        wh.close()
+    assert len(report.rebuilt) == 10
+    assert all(r.checks == ["join b on id = b.id"] for r in report.results)
+    right_side = [s for s in seen if '"b" AS __r' in s or "b AS __r" in s]
+    assert right_side and len(right_side) <= 4, right_side  # one model's queries, not ten

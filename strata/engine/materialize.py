@@ -162,6 +162,7 @@ class Run:
         self.inflight: dict[str, tuple] = {}  # model -> (future, plan, code_fp, result, log)
         self.pool: ThreadPoolExecutor | None = None
         self.deferred_drops: list[H.SnapshotRecord] = []
+        self.unique_rights: set = set()  # join right sides found unique on a key
         self._local = threading.local()  # each worker thread's cursor
         self._cursors: list = []
 
@@ -424,7 +425,7 @@ class Run:
         name = plan.model
         log = CheckLog()
         check_joins(self.wh, plan, self.relations, self.relation_sql_of, self.verified_unique,
-                    log)
+                    log, self.unique_rights)
         merge = incremental.plan_merge(self, plan, code_fp, live, result)
         if merge is not None:
             record = incremental.build_layer(self, plan, code_fp, merge, result, log)

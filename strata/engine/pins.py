@@ -561,11 +561,14 @@ def _col_names(plan: Plan) -> dict[int, str]:
 
 
 def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
-                verified_unique, log: CheckLog) -> None:
+                verified_unique, log: CheckLog, unique_rights: set | None = None) -> None:
     """Every `join`/`join_left` without `many`: no left row may match two right rows.
 
     `verified_unique(ref, columns)` tells whether the right side's uniqueness on exactly
     those columns is pinned and verified (then the check is skipped, and says why).
+    `unique_rights`, kept by a run, remembers right sides already found unique on a
+    key: the tables a run reads do not change, and many models join the same
+    dimension on the same key.
     """
     found: list[Violation] = []
     for index, stage in enumerate(plan.stages):
@@ -583,7 +586,7 @@ def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
             continue
         log.ran.append(label)
         violation = _fan_out(wh, plan, index, stage, split, label, relations,
-                             relation_sql_of(stage.relation), log)
+                             relation_sql_of(stage.relation), log, unique_rights)
         if violation is not None:
             found.append(violation)
     if found:
@@ -591,7 +594,8 @@ def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
 
 
 def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, label: str,
-             relations: Relations, right: str, log: CheckLog) -> Violation | None:
+             relations: Relations, right: str, log: CheckLog,
+             unique_rights: set | None = None) -> Violation | None:
     """Unique right keys (after the right-only conditions) cannot fan out: one cheap
     pass on the right side settles most joins. Otherwise the duplicated keys some left
     row matches are the violation; with conditions across both sides besides the keys,
@@ -604,6 +608,9 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
     conds += [f"({bind(f, env).sql('duckdb')})" for f in split.right_filters]
     where = " WHERE " + " AND ".join(conds)
     relation = f"{right} AS __r"
+    settled = (relation, where, tuple(rights))
+    if unique_rights is not None and settled in unique_rights:
+        return None  # this run found these right keys unique already
     types = [t for _, t in _columns(wh, f"(SELECT {', '.join(rights)} FROM {relation})")]
     key = _Key(tuple(rights), all(t.upper() in duck.INTEGER_TYPES for t in types),
                null_is_value=False)
@@ -621,6 +628,8 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
     else:
         suspect = _has_duplicates(wh, relation, key, where, log)
     if not suspect:
+        if unique_rights is not None:
+            unique_rights.add(settled)
         return None
     if split.mixed:
         return _fan_out_exact(wh, plan, index, stage, label, relations, right, log)

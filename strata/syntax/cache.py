@@ -113,7 +113,18 @@ def _store(directory: Path, entry: Path, parsed: ast.ModuleFile) -> None:
             pass
 
 
+_STORED_SINCE_PRUNE: dict[Path, int] = {}
+
+
 def _prune(directory: Path) -> None:
+    """On a process's first store, then once every quarter of MAX_ENTRIES stores:
+    listing the folder after every stored file made a cold load of a 500-file module
+    list it 500 times."""
+    stored = _STORED_SINCE_PRUNE.get(directory)
+    if stored is not None and stored + 1 < max(1, MAX_ENTRIES // 4):
+        _STORED_SINCE_PRUNE[directory] = stored + 1
+        return
+    _STORED_SINCE_PRUNE[directory] = 0
     _prune_files(directory, ".pickle", MAX_ENTRIES)
 
 

@@ -270,7 +270,7 @@ def execute(self, statement, params=None):
 W.Warehouse.execute = execute
 wrap(W.Warehouse, "open", "open warehouse")
 wrap(W.Warehouse, "close", "close (checkpoint)")
-wrap(M, "fingerprint", "source fingerprint (hash of 1e7 source rows)")
+wrap(M, "counted_fingerprint", "source fingerprint (hash of 1e7 source rows)")
 wrap(M, "check_contract", "source contract check")
 wrap(I, "replaced_rows_hash", "hash of replaced rows")
 wrap(I, "_check_incremental_pins", "pins")

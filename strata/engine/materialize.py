@@ -501,17 +501,21 @@ class Run:
         """The models in the order to plan them: the module's order, except that with
         workers a model whose upstream is still running waits while later models
         that do not need it go ahead. Finished statements are collected as they end."""
-        remaining = list(closure)
+        if self.pool is None:
+            yield from closure
+            return
+        remaining, left = list(closure), set(closure)
         while remaining:
             self._collect(block=False)
-            busy = set(self.inflight) | set(remaining)
-            ready = next((m for m in remaining
-                          if not busy & set(self.module.models[m].models_read)), None)
+            ready = next((i for i, m in enumerate(remaining)
+                          if not any(r in left or r in self.inflight
+                                     for r in self.module.models[m].models_read)), None)
             if ready is None:  # everything left waits on a running statement
                 self._collect(block=True)
                 continue
-            remaining.remove(ready)
-            yield ready
+            name = remaining.pop(ready)
+            left.discard(name)
+            yield name
 
     def _collect(self, block: bool) -> None:
         """Finish the statements that have ended (with `block`, wait for one first)."""

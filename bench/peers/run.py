@@ -824,6 +824,9 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
     lines += [
         "- Ratios are Strata's median divided by the other tool's: below 1× Strata is faster.",
         "- ⚠ marks a result that a correctness check rejected (see the notes).",
+        "- Strata on DuckDB 2 (its own environment; SQLMesh needs DuckDB < 2) is reported "
+        "apart: [DUCKDB2.md](DUCKDB2.md), made by `python3 bench/peers/duckdb2.py` after "
+        "this harness.",
         "",
         "| " + " | ".join(["work"] + [LABELS[t] for t in tools] + ratio_heads) + " |",
         "|---|" + "---:|" * (len(tools) + len(ratio_heads)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,54 @@ def test_a_module_loaded_from_the_cache_does_not_import_the_parser(tmp_path: Pat
     warm = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
     assert cold == ["True", "True"]
     assert warm == ["False", "False"]
+
+
+PARALLEL_PROBE = r"""
+import json, sys
+from pathlib import Path
+from strata.semantics.resolve import load_module
+from strata.syntax import cache
+cache.PARALLEL_MIN = int(sys.argv[2])
+calls = []
+real = cache._parse_all
+cache._parse_all = lambda items: calls.append(len(items)) or real(items)
+import multiprocessing
+forks = []
+real_context = multiprocessing.get_context
+multiprocessing.get_context = lambda method=None: forks.append(method) or real_context(method)
+m = load_module(Path(sys.argv[1]), parse_cache=Path(sys.argv[3]))
+print(json.dumps({"order": m.order, "calls": calls, "forks": forks,
+                  "diagnostics": [[d.code, d.message, d.span.file, d.span.line, d.span.column]
+                                  for d in m.diagnostics]}))
+"""
+
+
+def test_many_new_files_are_parsed_in_parallel_with_the_same_result(tmp_path: Path) -> None:
+    """Forked workers parse a module's uncached files (PARALLEL_MIN or more): same
+    models, same diagnostics in file order, as parsing them one by one."""
+    src = tmp_path / "mod"
+    src.mkdir()
+    (src / "a_sources.strata").write_text("source orders {\n  id: int\n  amount: double\n}\n")
+    for i in range(60):
+        (src / f"m{i:03}.strata").write_text(
+            f"model m{i:03} {{\n  from orders\n  filter amount > {i}\n  select id, amount\n}}\n")
+    (src / "m020.strata").write_text("model m020 {\n  from orders\n  filter amount >\n}\n")
+    (src / "m040.strata").write_text("model m040 {\n  from orders\n  select id,, amount\n}\n")
+
+    def probe(parallel_min: int, cache_dir: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", PARALLEL_PROBE, str(src), str(parallel_min),
+                              str(tmp_path / cache_dir)], capture_output=True, text=True,
+                             check=True).stdout
+        return json.loads(out)
+
+    parallel = probe(8, "c1")
+    sequential = probe(10_000, "c2")
+    assert parallel["calls"] == sequential["calls"] == [61]
+    assert parallel["forks"] == ["fork"] and sequential["forks"] == []
+    assert parallel["order"] == sequential["order"]
+    assert parallel["diagnostics"] == sequential["diagnostics"]
+    assert [d[0] for d in parallel["diagnostics"]] == ["E001", "E001"]
+    assert parallel["diagnostics"][0][2].endswith("m020.strata")
+    assert len(list((tmp_path / "c1").glob("*.pickle"))) == 59  # the clean files are kept
+    warm = probe(8, "c1")
+    assert warm["calls"] == [2] and warm["diagnostics"] == parallel["diagnostics"]

@@ -35,7 +35,7 @@ from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
 from strata.syntax import ast
-from strata.syntax.cache import parse_cached
+from strata.syntax.cache import parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text
 
 
@@ -69,15 +69,23 @@ def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Mod
         module.diagnostics.append(Diagnostic("E004", f"no .strata files under `{path}`", None,
                                              "a module is a .strata file or a directory of them"))
         return module
-    parsed: list[ast.ModuleFile] = []
+    read: list[tuple[str, str] | StrataError] = []
     for file in files:
         shown = display_path(file)
         try:
             text = read_text(file, shown)
             module.files[shown] = text
-            parsed.append(parse_cached(text, shown, parse_cache))
+            read.append((text, shown))
         except StrataError as err:
-            module.diagnostics.extend(err.diagnostics)
+            read.append(err)
+    trees = iter(parse_many([r for r in read if not isinstance(r, StrataError)], parse_cache))
+    parsed: list[ast.ModuleFile] = []
+    for item in read:  # diagnostics in file order, as files are listed
+        result = item if isinstance(item, StrataError) else next(trees)
+        if isinstance(result, StrataError):
+            module.diagnostics.extend(result.diagnostics)
+        else:
+            parsed.append(result)
     return _resolve(module, parsed, display_path(files[0]))
 
 

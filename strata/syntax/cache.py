@@ -26,6 +26,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from strata.diagnostics import StrataError
 from strata.syntax import ast
 
 MAX_ENTRIES = 512
@@ -56,15 +57,77 @@ def parse_cached(text: str, display: str, directory: Path | None) -> ast.ModuleF
     """`parse_text(text, display)`, through the cache in `directory` (None: no cache)."""
     if directory is None:
         return _parse(text, display)
-    key = hashlib.sha256(_code_fingerprint() + display.encode("utf-8", "surrogatepass")
-                         + b"\0" + text.encode("utf-8", "surrogatepass")).hexdigest()
-    entry = directory / f"{key}.pickle"
+    entry = directory / f"{_key(text, display)}.pickle"
     found = _load(entry)
     if found is not None:
         return found
     parsed = _parse(text, display)  # a StrataError goes up, and nothing is kept
     _store(directory, entry, parsed)
     return parsed
+
+
+# A module of many files not in the cache (a first run, CI) is parsed by forked
+# processes, PARALLEL_MIN files or more: Lark's LALR parser is pure Python, ~1 ms a
+# file, and each file is independent. Only where fork is cheap and safe: a POSIX
+# system, more than one CPU, and no other thread in this process.
+PARALLEL_MIN = 48
+
+
+def parse_many(items: list[tuple[str, str]],
+               directory: Path | None) -> list[ast.ModuleFile | StrataError]:
+    """`parse_cached` of every (text, display), in order; a file that does not parse
+    gives its StrataError in its place."""
+    out: list[ast.ModuleFile | StrataError | None] = [None] * len(items)
+    entries: list[Path | None] = [None] * len(items)
+    misses: list[int] = []
+    for i, (text, display) in enumerate(items):
+        if directory is not None:
+            entries[i] = directory / f"{_key(text, display)}.pickle"
+            out[i] = _load(entries[i])
+        if out[i] is None:
+            misses.append(i)
+    parsed = _parse_all([items[i] for i in misses])
+    for i, result in zip(misses, parsed, strict=True):
+        out[i] = StrataError(result) if isinstance(result, list) else result
+        if directory is not None and isinstance(result, ast.ModuleFile):
+            _store(directory, entries[i], result)
+    return out  # type: ignore[return-value]
+
+
+def _parse_all(items: list[tuple[str, str]]) -> list[ast.ModuleFile | list]:
+    import threading
+
+    workers = min(os.cpu_count() or 1, 4)
+    if (len(items) < PARALLEL_MIN or workers < 2 or threading.active_count() > 1
+            or "fork" not in _start_methods()):
+        return [_parse_or_error(item) for item in items]
+    import multiprocessing
+
+    from strata.syntax.parser import _lark
+
+    _lark()  # built once here; the forked workers inherit it
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(_parse_or_error, items, chunksize=max(1, len(items) // (workers * 4)))
+
+
+def _start_methods() -> list[str]:
+    import multiprocessing
+
+    return multiprocessing.get_all_start_methods()
+
+
+def _parse_or_error(item: tuple[str, str]) -> ast.ModuleFile | list:
+    """The tree, or the diagnostics (a list pickles back from a worker; StrataError
+    does not)."""
+    try:
+        return _parse(*item)
+    except StrataError as err:
+        return list(err.diagnostics)
+
+
+def _key(text: str, display: str) -> str:
+    return hashlib.sha256(_code_fingerprint() + display.encode("utf-8", "surrogatepass")
+                          + b"\0" + text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _parse(text: str, display: str) -> ast.ModuleFile:

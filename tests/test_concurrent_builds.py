@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 
+from enginehelpers import MODULE as ENGINE_MODULE
 from enginehelpers import (
     error_code,
     history_rows,
@@ -23,23 +24,11 @@ from strata.engine.materialize import Run
 
 ROWS = Run.HASH_NOW_ROWS + 20_000  # `orders` is large: its readers run on workers
 
+SOURCES = ENGINE_MODULE[:ENGINE_MODULE.index("model paid {")]  # orders, products
+
 # Four independent readers of the large source (they can run side by side), a join
 # of two of them, aggregates over each branch, and a small-source branch.
-MODULE = """\
-source orders {
-  id: int
-  customer_id: int
-  amount: double
-  status: text
-  updated_at: timestamp
-}
-
-source products {
-  id: int
-  name: text
-  price: double
-}
-
+MODULE = SOURCES + """\
 model paid {
   from orders
   filter status = 'paid'

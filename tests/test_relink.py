@@ -25,6 +25,11 @@ def physical(ref, alias):
     return table("raw", ref.name, alias=alias)
 
 
+def bare(ref, alias):
+    """Every relation by its bare name, as a source without a schema is read."""
+    return table(ref.name, alias=alias)
+
+
 def targets(plan, relation=physical):
     return {(r.kind, r.name): relation(r, None).sql(dialect="duckdb") for r in plan.reads}
 
@@ -96,10 +101,6 @@ def test_a_bare_relation_name_is_relinked_like_the_rendered_query(tmp_path):
     """The usual source, `orders` without a schema: exactly what rendering gives."""
     module = module_from(tmp_path, LITERALS)
     plan = module.plan("tricky")
-
-    def bare(ref, alias):
-        return table(ref.name, alias=alias)
-
     out = relink(canonical_sql(plan), plan, targets(plan, bare))
     assert out is not None and out == rendered(plan, bare)
     assert "FROM orders AS orders" in out
@@ -148,9 +149,5 @@ model m { from base; filter id > 0; union combined }
 def test_sources_named_like_the_query_ctes_never_read_the_wrong_relation(tmp_path):
     module = module_from(tmp_path, CTE_NAMED)
     plan = module.plan("m")
-
-    def bare(ref, alias):
-        return table(ref.name, alias=alias)
-
     out = relink(canonical_sql(plan), plan, targets(plan, bare))
     assert out is None or out == rendered(plan, bare)

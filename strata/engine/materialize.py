@@ -616,11 +616,7 @@ class Run:
 
     def _abandon_inflight(self) -> None:
         """After a failure: let running statements end (their tables are dropped)."""
-        for job in self.inflight.values():
-            try:
-                job[0].result()
-            except BaseException:  # noqa: BLE001  the first failure is what is reported
-                pass
+        wait([job[0] for job in self.inflight.values()])  # their own errors do not matter
         self.inflight.clear()
 
     def _close_pool(self) -> None:

@@ -160,3 +160,25 @@ def test_only_stale_with_workers_rebuilds_the_changed_branch_only(tmp_path):
     shutil.copyfile(p.warehouse, copy)
     assert json.loads(p.run("history", "-o", str(copy), "--json").stdout)[0]["id"] == \
         report["run_id"]
+
+
+def test_a_kill_while_workers_run_keeps_the_last_state_and_the_next_run_cleans(tmp_path):
+    """SIGKILL while worker statements run (`after_create` of one pooled model): the
+    views still read the previous run, verify passes, the next run removes the
+    committed worker tables nobody references and publishes."""
+    import signal
+
+    p = project(tmp_path, "p")
+    first = p.run_json()
+    views, rows = live(p.warehouse), view_rows(p.warehouse)
+    p.sql("UPDATE orders SET amount = amount + 1 WHERE id % 7 = 0")
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), "--only-stale",
+                 env={"STRATA_CRASH_AT": "after_create:void"}, check=None)
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr)
+    assert live(p.warehouse) == views and view_rows(p.warehouse) == rows
+    assert [r[1] for r in history_rows(p.warehouse)] == [first["run_id"]]
+    assert p.strata_json("verify", first["run_id"], "-o", str(p.warehouse))["ok"]
+    assert leftovers(p.warehouse), "the workers' committed tables are left behind"
+    report = p.run_json("--only-stale")
+    assert report["status"] == "published" and leftovers(p.warehouse) == set()
+    assert p.strata_json("verify", report["run_id"], "-o", str(p.warehouse))["ok"]

@@ -361,12 +361,15 @@ class Run:
         try:
             self._build(plan, code_fp, live, result)
         except duckdb.Error as err:
-            raise fail("E080", f"model `{name}` failed in the engine: "
-                       f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
-                       "nothing was published") from None
+            raise self._engine_failure(name, err) from None
         result.seconds = time.perf_counter() - started
         self.snap_of[name] = result.snapshot
         return result
+
+    def _engine_failure(self, name: str, err: duckdb.Error) -> StrataError:
+        return fail("E080", f"model `{name}` failed in the engine: "
+                    f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
+                    "nothing was published")
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
         if ref.kind == "source":
@@ -607,9 +610,7 @@ class Run:
         try:
             rows, seconds = future.result()
         except duckdb.Error as err:
-            raise fail("E080", f"model `{name}` failed in the engine: "
-                       f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
-                       "nothing was published") from None
+            raise self._engine_failure(name, err) from None
         started = time.perf_counter()
         self._created(plan, snap, rows, code_fp, result, log, defer=True)
         result.seconds = seconds + time.perf_counter() - started

@@ -51,20 +51,7 @@ gen = importlib.util.module_from_spec(_spec)
 sys.modules["peers_generate"] = gen  # dataclasses look their module up
 _spec.loader.exec_module(gen)
 
-MODULE = """\
-source orders {
-  id: int
-  customer_id: int
-  amount: decimal(12, 2)
-  status: text
-  updated_at: timestamp
-}
-source customers {
-  id: int
-  name: text
-  region: text
-}
-
+MODULE = gen.STRATA_SOURCES + """
 -- the cdc column passes through: the watermark lands in the base CTE (pushdown)
 model upserted {
   from orders

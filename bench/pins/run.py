@@ -30,6 +30,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 WORK = HERE / "work"
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench" / "peers"))
+
+import generate as gen  # the peers' generator: the same orders/customers sources
 
 from strata.engine.pins import CheckLog, check_joins, check_pins
 from strata.plan import Plan
@@ -39,21 +42,7 @@ from strata.sqlgen.names import table
 
 CUSTOMERS = 100_000
 
-MODULE = """\
-source orders {
-  id: int
-  customer_id: int
-  amount: decimal(12, 2)
-  status: text
-  updated_at: timestamp
-}
-
-source customers {
-  id: int
-  name: text
-  region: text
-}
-
+MODULE = gen.STRATA_SOURCES + """
 source order_notes {
   id: int
   note: text

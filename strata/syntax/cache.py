@@ -106,8 +106,12 @@ def _parse_all(items: list[tuple[str, str]]) -> list[ast.ModuleFile | list]:
     from strata.syntax.parser import _lark
 
     _lark()  # built once here; the forked workers inherit it
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.map(_parse_or_error, items, chunksize=max(1, len(items) // (workers * 4)))
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_parse_or_error, items,
+                            chunksize=max(1, len(items) // (workers * 4)))
+    except OSError:  # no fork to be had (process limits): parse here, as for few files
+        return [_parse_or_error(item) for item in items]
 
 
 def _start_methods() -> list[str]:

@@ -1,8 +1,9 @@
-"""Concurrent builds (`run --workers N`, default 4): a model on a large input (at
-least Run.HASH_NOW_ROWS rows) has its CTAS run on a worker thread's cursor while
-the main thread goes on with models that do not need it. The result must be the
-run one statement at a time gives: same run id, same snapshots, same rows, the
-same failures with nothing published. Real DuckDB files, the real CLI."""
+"""Concurrent builds (`run --workers N`, default 4): models' CTAS run in build
+lanes, side by side, while the main thread plans, checks and hashes. Here the
+readers of a large source run together. The result must be the run one statement
+at a time gives: same run id, same snapshots, same rows, the same failures with
+nothing published. Real DuckDB files, the real CLI. (tests/test_build_lanes.py
+covers chains of small models, batches and cross-lane reads.)"""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from enginehelpers import (
 
 from strata.engine.materialize import Run
 
-ROWS = Run.HASH_NOW_ROWS + 20_000  # `orders` is large: its readers run on workers
+ROWS = Run.HASH_NOW_ROWS + 20_000  # `orders` is large: each table commits at once
 
 SOURCES = ENGINE_MODULE[:ENGINE_MODULE.index("model paid {")]  # orders, products
 

@@ -1,0 +1,108 @@
+"""Build lanes (`run --workers N`): every model's CTAS runs in a lane, many small
+tables to a transaction; a chain stays in one lane; a model reading two lanes'
+tables waits until both committed and begins a fresh transaction. Whatever the
+lanes do, the run must be the one `--workers 1` gives, and a failure anywhere in a
+batch publishes nothing and leaves nothing. Real DuckDB files, the real CLI."""
+
+from __future__ import annotations
+
+import pytest
+from enginehelpers import (
+    error_code,
+    history_rows,
+    leftovers,
+    live,
+    make_project,
+    view_rows,
+)
+
+from strata.engine.materialize import Run
+
+CHAIN = Run.BUILD_BATCH + 16  # more than one batch per lane
+
+
+def chains_module(length: int = CHAIN, tail: str = "") -> str:
+    """Two chains of trivial models, one per source, then models that read both."""
+    parts = ["source orders {\n  id: int\n  customer_id: int\n  amount: decimal(10,2)\n"
+             "  status: text\n  updated_at: timestamp\n}\n",
+             "source products {\n  id: int\n  name: text\n  price: decimal(10,2)\n}\n"]
+    for side, src, column in (("o", "orders", "amount"), ("p", "products", "price")):
+        for i in range(length):
+            upstream, value = (src, column) if i == 0 else (f"{side}{i - 1:03d}", "v")
+            parts.append(f"model {side}{i:03d} {{\n  from {upstream}\n"
+                         f"  derive bumped = {value} + 1\n  select id, bumped as v\n}}\n")
+    last = length - 1
+    parts.append(f"model both {{\n  from o{last:03d}\n  union p{last:03d}\n}}\n")
+    parts.append(f"model joined {{\n  from o{last:03d}\n  join p{last:03d} as p on id = p.id\n"
+                 f"  select id, v, p.v as pv\n}}\n")
+    parts.append("model after_both {\n  from both\n  aggregate n = count(), total = sum(v)\n}\n")
+    return "\n".join(parts) + tail
+
+
+def project(tmp_path, name, text=None):
+    return make_project(tmp_path / name, orders=50, products=20, text=text or chains_module())
+
+
+def test_lanes_give_the_run_one_statement_at_a_time_gives(tmp_path):
+    one, four = project(tmp_path, "one"), project(tmp_path, "four")
+    sequential = one.run_json("--workers", "1")
+    concurrent = four.run_json("--workers", "4")
+    assert concurrent["run_id"] == sequential["run_id"]
+    assert [r["model"] for r in concurrent["models"]] == [r["model"]
+                                                         for r in sequential["models"]]
+    assert ({r["model"]: (r["status"], r["snapshot"], r["rows"]) for r in concurrent["models"]}
+            == {r["model"]: (r["status"], r["snapshot"], r["rows"])
+                for r in sequential["models"]})
+    assert view_rows(four.warehouse) == view_rows(one.warehouse)
+    rows = view_rows(four.warehouse)
+    assert rows["after_both"] and rows["joined"]
+    assert four.strata_json("verify", concurrent["run_id"], "-o", str(four.warehouse))["ok"]
+    assert leftovers(four.warehouse) == set()
+
+
+def test_only_stale_with_lanes_rebuilds_one_chain_and_what_reads_it(tmp_path):
+    p = project(tmp_path, "p")
+    p.run_json()
+    before = live(p.warehouse)
+    p.sql("UPDATE products SET price = price + 1 WHERE id = 3")
+    report = p.run_json("--only-stale")
+    changed = {m for m in before if live(p.warehouse)[m] != before[m]}
+    assert changed == {f"p{i:03d}" for i in range(CHAIN)} | {"both", "joined", "after_both"}
+    fresh = project(tmp_path, "fresh")  # the same data, built from scratch
+    fresh.sql("UPDATE products SET price = price + 1 WHERE id = 3")
+    fresh.run_json()
+    assert view_rows(p.warehouse) == view_rows(fresh.warehouse)
+    assert p.strata_json("verify", report["run_id"], "-o", str(p.warehouse))["ok"]
+
+
+@pytest.mark.parametrize("where", ["o005", "o070", "both"])
+def test_a_failing_statement_in_a_lane_names_its_model_and_publishes_nothing(tmp_path, where):
+    """The failing CTAS sits inside a lane's open batch (o005), in its second batch
+    (o070), or reads two lanes (both): the error names that model, not one queued
+    behind it, and the previous run stays."""
+    p = project(tmp_path, "p")
+    first = p.run_json()
+    views, rows = live(p.warehouse), view_rows(p.warehouse)
+    text = chains_module()
+    from_line = text.index(f"model {where} {{\n  from ") + len(f"model {where} {{\n")
+    after_from = text.index("\n", from_line) + 1
+    broken = (text[:after_from] + "  filter cast('x' || cast(id as text) as int) > 0\n"
+              + text[after_from:])
+    p.module.write_text(broken)
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), check=None)
+    assert error_code(proc) == "E080", proc.stderr
+    assert f"`{where}`" in proc.stderr
+    assert live(p.warehouse) == views and view_rows(p.warehouse) == rows
+    assert [r[1] for r in history_rows(p.warehouse)] == [first["run_id"]]
+    assert leftovers(p.warehouse) == set()
+
+
+def test_a_pin_failing_on_a_lane_table_publishes_nothing(tmp_path):
+    model = "model o010 {\n  from o009\n  derive bumped = v + 1\n  select id, bumped as v\n"
+    text = chains_module().replace(model, model + "  pin rows <= 2\n", 1)
+    assert "pin rows" in text
+    p = project(tmp_path, "p", text=text)
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), check=None)
+    assert error_code(proc) == "E063", proc.stderr
+    assert live(p.warehouse) == {} and history_rows(p.warehouse) == []
+    assert leftovers(p.warehouse) == set()

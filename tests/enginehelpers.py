@@ -248,6 +248,17 @@ def live(path: Path, branch: str = "main") -> dict[str, str]:
     return out
 
 
+def stale_run_after(p: Project, *statements: str) -> tuple[dict, set[str]]:
+    """A first run, then `statements` on the data, then `run --only-stale`: its
+    report and the models whose live view moved to another snapshot."""
+    p.run_json()
+    before = live(p.warehouse)
+    p.sql(*statements)
+    report = p.run_json("--only-stale")
+    after = live(p.warehouse)
+    return report, {m for m in before if after.get(m) != before[m]}
+
+
 def view_rows(path: Path, branch: str = "main") -> dict[str, tuple]:
     """What every live view reads now, as (row count, order-independent sum of row
     hashes): equal means the same multiset of rows, at any size."""

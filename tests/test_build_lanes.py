@@ -13,6 +13,7 @@ from enginehelpers import (
     leftovers,
     live,
     make_project,
+    stale_run_after,
     view_rows,
 )
 
@@ -23,8 +24,8 @@ CHAIN = Run.BUILD_BATCH + 16  # more than one batch per lane
 
 def chains_module(length: int = CHAIN, tail: str = "") -> str:
     """Two chains of trivial models, one per source, then models that read both."""
-    parts = ["source orders {\n  id: int\n  customer_id: int\n  amount: decimal(10,2)\n"
-             "  status: text\n  updated_at: timestamp\n}\n",
+    parts = [("source orders {\n  id: int\n  customer_id: int\n  amount: decimal(10,2)\n"
+              "  status: text\n  updated_at: timestamp\n}\n"),
              "source products {\n  id: int\n  name: text\n  price: decimal(10,2)\n}\n"]
     for side, src, column in (("o", "orders", "amount"), ("p", "products", "price")):
         for i in range(length):
@@ -62,12 +63,8 @@ def test_lanes_give_the_run_one_statement_at_a_time_gives(tmp_path):
 
 def test_only_stale_with_lanes_rebuilds_one_chain_and_what_reads_it(tmp_path):
     p = project(tmp_path, "p")
-    p.run_json()
-    before = live(p.warehouse)
-    p.sql("UPDATE products SET price = price + 1 WHERE id = 3")
-    report = p.run_json("--only-stale")
-    changed = {m for m in before if live(p.warehouse)[m] != before[m]}
-    assert changed == {f"p{i:03d}" for i in range(CHAIN)} | {"both", "joined", "after_both"}
+    report, moved = stale_run_after(p, "UPDATE products SET price = price + 1 WHERE id = 3")
+    assert moved == {f"p{i:03d}" for i in range(CHAIN)} | {"both", "joined", "after_both"}
     fresh = project(tmp_path, "fresh")  # the same data, built from scratch
     fresh.sql("UPDATE products SET price = price + 1 WHERE id = 3")
     fresh.run_json()

@@ -178,6 +178,22 @@ def test_correction_flows_only_downstream_of_the_corrected_source(project: Proje
     assert {e["id"]: e for e in project.history()}[run["run_id"]] == before
 
 
+def test_a_backfill_in_build_lanes_is_the_one_built_one_model_at_a_time(tmp_path: Path):
+    """`backfill --workers N` (default 4) builds like `run`: same id, snapshots, rows."""
+    outcomes = []
+    for workers in ("1", "4"):
+        (tmp_path / workers).mkdir()
+        project = Project(tmp_path / workers)
+        run = project.run("--workers", "1")
+        _fixed(project)
+        out = project.backfill(run["run_id"], "--source", "orders=orders_fixed",
+                               "--reason", REASON, "--workers", workers)
+        outcomes.append((out["run_id"], {m["model"]: (m["status"], m["snapshot"], m["rows"])
+                                         for m in out["models"]},
+                         project.rows("order_totals"), project.rows("latest_orders")))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_models_trims_the_selection_and_leaves_other_views_alone(project: Project):
     run = project.run()
     latest_view = project.state()["views"]

@@ -6,7 +6,7 @@ import click
 
 from strata.cli.compile_cmds import json_option, load_checked, models_option, split_names
 from strata.cli.main import cli, console, handled, print_json
-from strata.cli.run_cmds import print_report, progress_printer, warehouse_option
+from strata.cli.run_cmds import print_report, progress_printer, warehouse_option, workers_option
 from strata.engine.backfill import backfill
 
 
@@ -20,15 +20,16 @@ from strata.engine.backfill import backfill
 @click.option("--reason", default=None, metavar="TEXT",
               help="Why the run is corrected (required; recorded in the history).")
 @warehouse_option
+@workers_option
 @json_option
 @handled
 def backfill_cmd(module: str, run_id: str, sources: tuple[str, ...], models: str | None,
-                 reason: str | None, warehouse: str, as_json: bool) -> None:
+                 reason: str | None, warehouse: str, workers: int, as_json: bool) -> None:
     """Re-run RUN_ID with corrected sources under an audited reason: only the models
     downstream of a corrected source are rebuilt; RUN_ID stays intact."""
     mod = load_checked(module)
     report = backfill(mod, warehouse, run_id, sources, split_names(models), reason,
-                      module_path=module, progress=progress_printer(as_json))
+                      module_path=module, progress=progress_printer(as_json), workers=workers)
     if as_json:
         print_json(report.to_json())
         return

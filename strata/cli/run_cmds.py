@@ -24,6 +24,9 @@ from strata.syntax.cache import default_dir
 warehouse_option = click.option("-o", "--warehouse", "warehouse", required=True,
                                 type=click.Path(), metavar="WAREHOUSE",
                                 help="The DuckDB warehouse file (created if missing).")
+workers_option = click.option(
+    "--workers", type=click.IntRange(1, 64), default=4, show_default=True,
+    help="Build lanes: models built side by side; 1 builds one at a time.")
 branch_option = click.option("--branch", default=MAIN_BRANCH, show_default=True,
                              help="Branch whose live views to use.")
 
@@ -102,8 +105,7 @@ def print_report(report: RunReport, as_json: bool) -> None:
 @click.option("--stage-only", is_flag=True, help="Execute and check pins; publish nothing.")
 @click.option("--full-refresh", is_flag=True,
               help="Recompute incremental models from scratch (all, or those in --models).")
-@click.option("--workers", type=click.IntRange(1, 64), default=4, show_default=True,
-              help="Models on large inputs built side by side; 1 builds one at a time.")
+@workers_option
 @json_option
 @handled
 def run_cmd(module: str, warehouse: str, models: str | None, branch: str,

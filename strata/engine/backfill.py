@@ -61,7 +61,8 @@ class BackfillPlan:
 
 def backfill(module: Module, warehouse: str, run_id: str, sources: Sequence[str] = (),
              models: list[str] | None = None, reason: str | None = None,
-             module_path: str | None = None, progress: Progress | None = None) -> RunReport:
+             module_path: str | None = None, progress: Progress | None = None,
+             workers: int = 1) -> RunReport:
     """Correct run `run_id` with `sources` (`source=table` pairs) and publish the result
     as a new backfill run on its branch. Returns the run's report: status `published`,
     or `up_to_date` when there is nothing to correct or the very same backfill is
@@ -96,7 +97,7 @@ def backfill(module: Module, warehouse: str, run_id: str, sources: Sequence[str]
                 kind="backfill", backfill_of=plan.of.id, reason=reason, keep=plan.keep,
                 rebuild=set(plan.rebuild), rebuild_reasons=plan.rebuild,
                 force_full=plan.force_full, source_fingerprints=plan.source_fingerprints,
-                skip_if_published=True, module_path=module_path)
+                skip_if_published=True, module_path=module_path, workers=workers)
             report = Run(module, wh, opts, progress).execute()
         finally:
             wh.close()

@@ -13,15 +13,16 @@ decides nothing but when its batch is full.
 
 from __future__ import annotations
 
+import queue
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import duckdb
 
 
 class LaneAborted(Exception):
-    """A statement queued behind a failed one in the same lane: it did not run."""
+    """A lane's statement failed (`model`'s, or one queued before it in the lane)."""
 
     def __init__(self, model: str, error: duckdb.Error):
         super().__init__(model)
@@ -110,9 +111,14 @@ class Lane:
         return Built(rows, seconds, committed)
 
     def _commit(self) -> list[str]:
+        if self._failure is None and self._open:
+            try:
+                return self._commit_open()
+            except duckdb.Error:
+                pass  # _commit_open recorded it
         if self._failure is not None:
             raise LaneAborted(*self._failure)
-        return self._commit_open() if self._open else []
+        return []
 
     def _commit_open(self) -> list[str]:
         try:
@@ -136,3 +142,115 @@ class Lane:
         if self._cursor is None:
             self._cursor = self._con.cursor()
         return self._cursor
+
+
+class Lanes:
+    """The main thread's side of the build lanes: which lane a statement goes to,
+    whether its transaction must be fresh, and which tables are built and committed
+    (only those can be checked and hashed from the main connection).
+
+    Freshness runs on a clock of the commits the main thread has seen: a lane's
+    transaction sees what was committed before its `fresh_clock`; a statement that
+    reads a table committed later (in another lane, or on the main connection) asks
+    its lane to commit and begin again."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, count: int, batch: int,
+                 commit_rows: int):
+        self.lanes = [Lane(i, con, batch, commit_rows) for i in range(count)]
+        self.jobs: set[Future] = set()  # submitted, not taken by `collect` yet
+        self._done: queue.SimpleQueue = queue.SimpleQueue()  # (future, lane, model)
+        self.lane_of: dict[str, Lane] = {}  # model built in a lane -> the lane
+        self._clock = 0
+        self._committed_at: dict[str, int] = {}  # model built this run -> clock
+        self._order: dict[str, int] = {}  # model -> its place in submission order
+        self._built: dict[str, Built] = {}  # finished CTAS, not committed yet
+        self._committed: set[str] = set()  # committed, CTAS outcome not taken yet
+
+    def build(self, model: str, table: str, query: str, reads: list[str]) -> None:
+        """Queue `CREATE TABLE table AS query` for `model`, which reads the models
+        `reads`: at most one lane may hold them uncommitted (see `lanes_holding`)."""
+        holding = self.lanes_holding(reads)
+        lane = next(iter(holding)) if holding else min(self.lanes, key=lambda ln: ln.queued)
+        newest = max((self._committed_at.get(m, 0) for m in reads
+                      if self.lane_of.get(m) is not lane), default=0)
+        fresh = newest > lane.fresh_clock
+        if fresh:
+            lane.fresh_clock = self._clock
+        self._order[model] = len(self._order)
+        self.lane_of[model] = lane
+        self._track(lane.build(model, table, query, fresh), lane, model)
+
+    def built_elsewhere(self, model: str) -> None:
+        """`model`'s table was committed on the main connection just now."""
+        self._committed_at[model] = self._tick()
+
+    def lanes_holding(self, models) -> set[Lane]:
+        """The lanes whose open transaction may hold one of `models`' tables."""
+        return {self.lane_of[m] for m in models
+                if m in self.lane_of and m in self.lane_of[m].uncommitted}
+
+    def request_commit(self, lanes) -> None:
+        """Ask these lanes to commit what they hold (once; later builds ask again)."""
+        for lane in lanes:
+            if lane.uncommitted and not lane.commit_requested:
+                self._track(lane.commit(), lane, None)
+
+    def collect(self, block: bool) -> list[tuple[str, Built]]:
+        """The models whose tables are built and committed since the last call, in
+        submission order (inputs first). With `block`, waits for a job to end first.
+        A failed statement raises LaneAborted with its model and error."""
+        if not self.jobs:
+            return []
+        done = [self._done.get()] if block else []
+        while True:
+            try:
+                done.append(self._done.get_nowait())
+            except queue.Empty:
+                break
+        for future, lane, model in done:
+            self.jobs.discard(future)
+            lane.queued -= 1
+            try:
+                outcome = future.result()
+            except duckdb.Error as err:
+                raise LaneAborted(model or "?", err) from None
+            if model is None:  # a commit
+                lane.commit_requested = False
+                self._seen_commit(lane, outcome)
+            else:
+                self._built[model] = outcome
+                self._seen_commit(lane, outcome.committed)
+        ready = sorted((m for m in self._committed if m in self._built),
+                       key=self._order.__getitem__)
+        self._committed.difference_update(ready)
+        return [(m, self._built.pop(m)) for m in ready]
+
+    def abandon(self) -> None:
+        """After a failure: let queued statements end (their errors do not matter) and
+        roll back every open transaction."""
+        wait(self.jobs)
+        self.jobs.clear()
+        for lane in self.lanes:
+            lane.rollback()
+
+    def close(self) -> None:
+        for lane in self.lanes:
+            lane.close()
+
+    def _seen_commit(self, lane: Lane, models: list[str]) -> None:
+        if models:
+            clock = self._tick()
+            for m in models:
+                lane.uncommitted.discard(m)
+                self._committed_at[m] = clock
+            self._committed.update(models)
+
+    def _tick(self) -> int:
+        self._clock += 1
+        return self._clock
+
+    def _track(self, future: Future, lane: Lane, model: str | None) -> None:
+        """Lanes report finished jobs through a queue: the main thread takes what has
+        ended without scanning what still runs."""
+        self.jobs.add(future)
+        future.add_done_callback(lambda f: self._done.put((f, lane, model)))

@@ -9,10 +9,8 @@ crash leaves only unreferenced leftovers that the next run drops.
 
 from __future__ import annotations
 
-import queue
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +32,7 @@ from strata.engine.fingerprints import (
     row_hashes,
     run_id,
 )
-from strata.engine.lanes import Built, Lane, LaneAborted
+from strata.engine.lanes import Built, LaneAborted, Lanes
 from strata.engine.pins import CheckLog, check_joins, check_pins
 from strata.engine.sources import (
     SourceBinding,
@@ -159,16 +157,8 @@ class Run:
         # concurrent builds (opts.workers > 1): models' CTAS run in lanes (worker
         # threads, see strata/engine/lanes.py); pins, hashes, identity and publication
         # stay on the main thread
-        self.lanes: list[Lane] = []
-        self.jobs: set[Future] = set()  # submitted to a lane, not processed yet
-        self.done_jobs: queue.SimpleQueue = queue.SimpleQueue()  # (future, lane, model)
-        self.committed_unfinished: set[str] = set()
-        self.submitted: dict[str, int] = {}  # model -> its place in submission order
+        self.lanes: Lanes | None = None
         self.inflight: dict[str, tuple] = {}  # model -> (plan, code_fp, result, log, snap)
-        self.outcome: dict[str, Built] = {}  # model -> its finished CTAS
-        self.lane_of: dict[str, Lane] = {}  # model built in a lane this run -> the lane
-        self.clock = 0  # commits the main thread has seen
-        self.committed_at: dict[str, int] = {}  # model built this run -> clock of its commit
         self.deferred_drops: list[H.SnapshotRecord] = []
         self.unique_rights: set = set()  # join right sides found unique on a key
 
@@ -256,8 +246,7 @@ class Run:
         report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
                            stale_reasons=reasons, fingerprint_seconds=fingerprint_seconds)
         if opts.workers > 1:
-            self.lanes = [Lane(i, wh.con, self.BUILD_BATCH, self.HASH_NOW_ROWS)
-                          for i in range(opts.workers)]
+            self.lanes = Lanes(wh.con, opts.workers, self.BUILD_BATCH, self.HASH_NOW_ROWS)
         try:
             results = self.results
             self.unannounced = list(closure)
@@ -371,7 +360,7 @@ class Run:
         self.snap_of[name] = result.snapshot
         if self.lanes and name not in self.inflight:  # built here: lanes may read it next
             self._commit_build()
-            self.committed_at[name] = self._tick()
+            self.lanes.built_elsewhere(name)
         return result
 
     def _engine_failure(self, name: str, err: duckdb.Error) -> StrataError:
@@ -533,14 +522,11 @@ class Run:
             return False
         if not self._pipelines(name, self._reasons, self._base_snaps):
             waiting = [u for u in upstream if u in self.inflight]
-            for u in waiting:
-                self._request_commit(self.lane_of[u])
+            self.lanes.request_commit(self.lanes.lanes_holding(waiting))
             return not waiting
-        lanes = {self.lane_of[u] for u in upstream
-                 if u in self.lane_of and u in self.lane_of[u].uncommitted}
-        if len(lanes) > 1:  # one transaction cannot see two others' tables
-            for lane in lanes:
-                self._request_commit(lane)
+        holding = self.lanes.lanes_holding(upstream)
+        if len(holding) > 1:  # one transaction cannot see two others' tables
+            self.lanes.request_commit(holding)
             return False
         return True
 
@@ -557,71 +543,29 @@ class Run:
             isinstance(s, JoinStage) for s in plan.stages)
 
     def _collect(self, block: bool) -> None:
-        """Take the lanes' finished statements (with `block`, wait for one first), then
-        check and hash the tables that are committed."""
-        if not self.jobs:
-            if block and self.inflight:  # nothing left that could finish them
-                raise RuntimeError(f"lanes: {sorted(self.inflight)} wait on no statement")
-            return
-        done = [self.done_jobs.get()] if block else []
-        while True:
-            try:
-                done.append(self.done_jobs.get_nowait())
-            except queue.Empty:
-                break
-        for future, lane, model in done:
-            self.jobs.discard(future)
-            lane.queued -= 1
-            try:
-                outcome = future.result()
-            except LaneAborted as err:
-                raise self._engine_failure(err.model, err.error) from None
-            except duckdb.Error as err:
-                raise self._engine_failure(model or "?", err) from None
-            if model is None:  # a commit
-                lane.commit_requested = False
-                self._committed(lane, outcome)
-            else:
-                self.outcome[model] = outcome
-                self._committed(lane, outcome.committed)
-        finished = [m for m in self.committed_unfinished if m in self.outcome]
-        self.committed_unfinished.difference_update(finished)
-        for name in sorted(finished, key=self.submitted.__getitem__):  # inputs first
-            self._finish(name)
-        if done:
+        """Check and hash the tables the lanes have built and committed (with
+        `block`, wait for a statement to end first)."""
+        if block and self.inflight and not self.lanes.jobs:  # nothing could finish them
+            raise RuntimeError(f"lanes: {sorted(self.inflight)} wait on no statement")
+        try:
+            finished = self.lanes.collect(block)
+        except LaneAborted as err:
+            raise self._engine_failure(err.model, err.error) from None
+        for name, built in finished:
+            self._finish(name, built)
+        if finished:
             self._announce()
-
-    def _committed(self, lane: Lane, models: list[str]) -> None:
-        if models:
-            clock = self._tick()
-            for m in models:
-                lane.uncommitted.discard(m)
-                self.committed_at[m] = clock
-            self.committed_unfinished.update(models)
-
-    def _tick(self) -> int:
-        self.clock += 1
-        return self.clock
 
     def _await_finished(self, models) -> None:
         """Until these models' statements are done, committed, checked and hashed."""
-        while True:
-            waiting = [m for m in models if m in self.inflight]
-            if not waiting:
-                return
-            for m in waiting:
-                self._request_commit(self.lane_of[m])
+        while waiting := [m for m in models if m in self.inflight]:
+            self.lanes.request_commit(self.lanes.lanes_holding(waiting))
             self._collect(block=True)
-
-    def _request_commit(self, lane: Lane) -> None:
-        if lane.uncommitted and not lane.commit_requested:
-            self._track(lane.commit(), lane, None)
 
     def _drain(self) -> None:
         """The end of the build: every lane commits, every table is checked and hashed."""
-        while self.inflight or self.jobs:
-            for lane in self.lanes:
-                self._request_commit(lane)
+        while self.lanes and (self.inflight or self.lanes.jobs):
+            self.lanes.request_commit(self.lanes.lanes)
             self._collect(block=True)
 
     def _full(self, plan: Plan, code_fp: str, result: ModelResult,
@@ -670,36 +614,15 @@ class Run:
 
     def _submit(self, plan: Plan, snap: str, query: str, code_fp: str, result: ModelResult,
                 log: CheckLog) -> None:
-        lane, fresh = self._lane_for(plan)
         self.created.append(snap)
         result.snapshot = snap
-        if fresh:
-            lane.fresh_clock = self.clock
-        self.submitted[plan.model] = len(self.submitted)
-        self._track(lane.build(plan.model, internal(snap), query, fresh), lane, plan.model)
-        self.lane_of[plan.model] = lane
+        self.lanes.build(plan.model, internal(snap), query,
+                         [r.name for r in plan.reads if r.kind == "model"])
         self.inflight[plan.model] = (plan, code_fp, result, log, snap)
 
-    def _track(self, future: Future, lane: Lane, model: str | None) -> None:
-        """Lanes report finished jobs through a queue: the main thread takes what has
-        ended without scanning what still runs."""
-        self.jobs.add(future)
-        future.add_done_callback(lambda f: self.done_jobs.put((f, lane, model)))
-
-    def _lane_for(self, plan: Plan) -> tuple[Lane, bool]:
-        """The lane for a model's CTAS, and whether it needs a fresh transaction."""
-        models = [r.name for r in plan.reads if r.kind == "model"]
-        holding = [self.lane_of[m] for m in models
-                   if m in self.lane_of and m in self.lane_of[m].uncommitted]
-        lane = holding[0] if holding else min(self.lanes, key=lambda ln: ln.queued)
-        newest = max((self.committed_at.get(m, 0) for m in models
-                      if self.lane_of.get(m) is not lane), default=0)
-        return lane, newest > lane.fresh_clock
-
-    def _finish(self, name: str) -> None:
+    def _finish(self, name: str, built: Built) -> None:
         """A lane's committed table: its pins and hash, here on the main thread."""
         plan, code_fp, result, log, snap = self.inflight.pop(name)
-        built = self.outcome.pop(name)
         started = time.perf_counter()
         self._created(plan, snap, built.rows, code_fp, result, log, defer=True)
         result.seconds = built.seconds + time.perf_counter() - started
@@ -707,16 +630,14 @@ class Run:
     def _abandon_inflight(self) -> None:
         """After a failure: let running statements end, roll back the lanes' open
         transactions (the committed tables are dropped with the rest)."""
-        wait(self.jobs)  # their own errors do not matter
-        self.jobs.clear()
+        if self.lanes:
+            self.lanes.abandon()
         self.inflight.clear()
-        for lane in self.lanes:
-            lane.rollback()
 
     def _close_lanes(self) -> None:
-        for lane in self.lanes:
-            lane.close()
-        self.lanes = []
+        if self.lanes:
+            self.lanes.close()
+        self.lanes = None
 
     def _drop_deferred(self) -> None:
         deferred, self.deferred_drops = self.deferred_drops, []
@@ -837,7 +758,5 @@ def run(module: Module, warehouse: str, opts: RunOptions,
     wh = Warehouse.open(warehouse)
     try:
         return Run(module, wh, opts, progress).execute()
-    except StrataError:
-        raise
     finally:
         wh.close()

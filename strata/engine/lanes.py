@@ -40,6 +40,8 @@ class Built:
 
 
 class Lane:
+    """One worker thread with its own cursor; its jobs run in the order queued."""
+
     def __init__(self, index: int, con: duckdb.DuckDBPyConnection, batch: int,
                  commit_rows: int):
         self.index = index

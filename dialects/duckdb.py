@@ -37,7 +37,7 @@ def type_kind(engine_type: str) -> str:
     t = engine_type.strip().upper()
     if t.endswith("[]"):
         return f"list<{type_kind(t[:-2])}>"
-    if t.startswith("DECIMAL") or t.startswith("NUMERIC"):
+    if t.startswith(("DECIMAL", "NUMERIC")):
         return "decimal"
     return TYPE_KINDS.get(t, f"other:{t}")
 

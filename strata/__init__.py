@@ -18,16 +18,25 @@ from strata.diagnostics import Diagnostic, Span, StrataError
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module, load_text
 
-__all__ = ["load_module", "load_text", "model_tree", "model_sql", "compile_statements",
-           "format_statements", "Diagnostic", "Span", "StrataError", "Module"]
+__all__ = [
+    "Diagnostic",
+    "Module",
+    "Span",
+    "StrataError",
+    "compile_statements",
+    "format_statements",
+    "load_module",
+    "load_text",
+    "model_sql",
+    "model_tree",
+]
 
 
 def model_tree(module: Module, model: str, dialect: str = "duckdb") -> exp.Select:
     """The full query of `model` as a SQLGlot tree (models read as their live views)."""
     import dialects
-    from strata.sqlgen.build import model_query
-
     from strata.compiler import select_models
+    from strata.sqlgen.build import model_query
 
     require_ok(module)
     select_models(module, [model])  # E079 for an unknown model

@@ -9,7 +9,6 @@ sqlgen and the engine read them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Union
 
 from sqlglot import exp
 
@@ -20,7 +19,7 @@ from strata.semantics.types import Type
 class ColRef(exp.Expression):
     """A reference to a plan column by id; never rendered (sqlgen replaces it)."""
 
-    arg_types = {"this": True}
+    arg_types = {"this": True}  # noqa: RUF012 (sqlglot's node protocol)
 
     @property
     def col_id(self) -> int:
@@ -101,8 +100,8 @@ class SetOpStage:
     output: list[Col]  # fresh columns holding the combined rows
 
 
-Stage = Union[JoinStage, ExpandStage, FilterStage, AggregateStage, DeriveStage, SelectStage,
-              SetOpStage]
+Stage = (JoinStage | ExpandStage | FilterStage | AggregateStage | DeriveStage | SelectStage
+         | SetOpStage)
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,7 @@ class Plan:
     def has_join_setop_or_expand(self) -> bool:
         return any(isinstance(s, (JoinStage, ExpandStage, SetOpStage)) for s in self.stages)
 
-    def with_preds(self, extra: list[exp.Expression]) -> "Plan":
+    def with_preds(self, extra: list[exp.Expression]) -> Plan:
         base = replace(self.base, preds=[*self.base.preds, *extra])
         return replace(self, base=base)
 

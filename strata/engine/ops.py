@@ -8,7 +8,7 @@ import duckdb
 
 from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import history as H
-from strata.engine.branches import ensure_branch, live_snapshots, switch_views
+from strata.engine.branches import ensure_branch, switch_views
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import row_hash, sha
 from strata.engine.warehouse import Warehouse, internal

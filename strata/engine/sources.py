@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from dialects import duckdb as duck
 from strata.diagnostics import did_you_mean, fail
-from strata.engine.fingerprints import RowHash, describe, row_hash, sha
+from strata.engine.fingerprints import RowHash, describe, row_hash
 from strata.semantics.checks import types_fit
 from strata.semantics.module import Module, SourceInfo
 from strata.semantics.types import Type

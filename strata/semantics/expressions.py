@@ -9,9 +9,9 @@ raised, so one pass reports every problem; a failed sub-expression gets the
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Callable
 
 from sqlglot import exp
 
@@ -348,7 +348,7 @@ def resolve_type(ref: ast.TypeRef, diagnostics: list[Diagnostic]) -> T.Type | No
     if ref.name in aliases:
         hint = f"did you mean `{aliases[ref.name]}`?"
     diagnostics.append(Diagnostic("E020", f"unknown type `{ref.name}`"
-                                  + (f" with arguments" if ref.args and ref.name in
+                                  + (" with arguments" if ref.args and ref.name in
                                      T.SCALAR_NAMES else ""), ref.span,
                                   hint or "types are int, double, decimal(p, s), text, bool, "
                                           "date, timestamp, list<T>"))

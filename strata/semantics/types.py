@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from sqlglot import exp
 
@@ -16,7 +16,7 @@ class Type:
     kind: str  # int double decimal text bool date timestamp list null
     precision: int | None = None
     scale: int | None = None
-    element: "Type | None" = None
+    element: Type | None = None
 
     def __str__(self) -> str:
         if self.kind == "decimal" and self.precision is not None:
@@ -54,7 +54,7 @@ def list_of(element: Type) -> Type:
     return Type("list", element=element)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _to_sqlglot(t: Type) -> exp.DataType:
     if t.kind == "list":
         return exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[_to_sqlglot(t.element)],

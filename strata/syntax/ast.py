@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from strata.diagnostics import Span
 
@@ -46,7 +45,7 @@ class _Names(tuple):
 class TypeRef:
     name: str  # int, double, decimal, text, bool, date, timestamp, list
     args: tuple[int, ...] = ()
-    element: "TypeRef | None" = None
+    element: TypeRef | None = None
     span: Span | None = field(default=None, compare=False)
 
 
@@ -67,66 +66,66 @@ class Literal:
 
 @dataclass(frozen=True)
 class ListLit:
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class Call:
     name: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class BinOp:
     op: str  # + - * / % || = != < <= > >= and or like
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class UnaryOp:
     op: str  # not, -
-    operand: "Expr"
+    operand: Expr
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class IsNull:
-    operand: "Expr"
+    operand: Expr
     negated: bool
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class InList:
-    operand: "Expr"
-    items: tuple["Expr", ...]
+    operand: Expr
+    items: tuple[Expr, ...]
     negated: bool
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class Between:
-    operand: "Expr"
-    low: "Expr"
-    high: "Expr"
+    operand: Expr
+    low: Expr
+    high: Expr
     negated: bool
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class Case:
-    whens: tuple[tuple["Expr", "Expr"], ...]
-    default: "Expr | None"
+    whens: tuple[tuple[Expr, Expr], ...]
+    default: Expr | None
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True)
 class Cast:
-    operand: "Expr"
+    operand: Expr
     to: TypeRef
     span: Span = field(compare=False)
 
@@ -134,12 +133,12 @@ class Cast:
 @dataclass(frozen=True)
 class Extract:
     part: str
-    operand: "Expr"
+    operand: Expr
     span: Span = field(compare=False)
 
 
-Expr = Union[Column, Literal, ListLit, Call, BinOp, UnaryOp, IsNull, InList, Between, Case,
-             Cast, Extract]
+Expr = (Column | Literal | ListLit | Call | BinOp | UnaryOp | IsNull | InList | Between | Case
+        | Cast | Extract)
 
 
 # ---------------------------------------------------------------- declarations
@@ -242,7 +241,7 @@ class SetOp:
     span: Span
 
 
-Step = Union[From, Let, Filter, Join, Expand, Group, Aggregate, Derive, Select, SetOp]
+Step = (From | Let | Filter | Join | Expand | Group | Aggregate | Derive | Select | SetOp)
 
 
 # ---- properties
@@ -295,7 +294,7 @@ class TestDecl:
     name_span: Span
 
 
-Declaration = Union[SourceDecl, ModelDecl, TestDecl]
+Declaration = SourceDecl | ModelDecl | TestDecl
 
 
 @dataclass(frozen=True)

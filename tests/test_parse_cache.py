@@ -3,9 +3,9 @@ content, never trusted blindly, bounded in size, off unless asked for."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
-import json
 import subprocess
 import sys
 from pathlib import Path

@@ -30,9 +30,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 STATUSES = ["paid", "pending", "shipped", "void"]
 REGIONS = ["eu", "us", "apac", "latam"]

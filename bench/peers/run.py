@@ -29,9 +29,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -62,8 +62,7 @@ if __name__ == "__main__":
     _bootstrap()
 
 sys.path.insert(0, str(HERE))
-import generate as gen  # noqa: E402
-
+import generate as gen
 
 # ------------------------------------------------------------------------ samples
 
@@ -118,7 +117,7 @@ def _reason(out: str, err: str, rc: int) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     pick = ""
     for ln in lines:  # prefer the first line that names an error
-        if re.search(r"error|exception|failed|traceback", ln, re.I) and not ln.startswith("File "):
+        if re.search(r"error|exception|failed|traceback", ln, re.IGNORECASE) and not ln.startswith("File "):
             pick = ln
             if not ln.lower().startswith("traceback"):
                 break
@@ -399,7 +398,7 @@ TOOL_OBJS: dict[str, Tool] = {"dbt": Dbt(), "sqlmesh": SQLMesh(), "strata": Stra
 
 
 def describe(cmd: Cmd) -> str:
-    argv = [Path(a).name if a.startswith(str(VENVS)) or a.startswith(str(HERE)) else a
+    argv = [Path(a).name if a.startswith((str(VENVS), str(HERE))) else a
             for a in cmd[0]]
     shown: list[str] = []
     for a in argv:
@@ -508,7 +507,7 @@ class Bench:
         if not exe.exists():
             return "strata CLI not installed (no pyproject.toml when setup ran?)"
         p = subprocess.run([str(exe), "--help"], capture_output=True, text=True,
-                           env=_venv_env("strata"), timeout=120)
+                           env=_venv_env("strata"), timeout=120, check=False)
         if p.returncode != 0:
             return _reason(p.stdout, p.stderr, p.returncode)
         return ""
@@ -779,10 +778,12 @@ def strata_commit() -> str:
     """The repo commit the editable Strata was measured at (+ 'dirty' if edited)."""
     try:
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=30).stdout.strip()
+                              capture_output=True, text=True, timeout=30,
+                              check=False).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
                                 "--", "strata", "dialects"],
-                               capture_output=True, text=True, timeout=30).stdout.strip()
+                               capture_output=True, text=True, timeout=30,
+                               check=False).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + (" with uncommitted changes in strata/ or dialects/" if dirty else "")
@@ -808,8 +809,8 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
         + (" — **quick smoke-test sizes, not the real benchmark**." if args.quick else "."),
         "",
         f"- Machine: {bench.machine}; one process at a time.",
-        f"- Repetitions: {bench.reps} per cell, tools interleaved, median shown; "
-        f"timeout {args.timeout:.0f} s per process.",
+        (f"- Repetitions: {bench.reps} per cell, tools interleaved, median shown; "
+         f"timeout {args.timeout:.0f} s per process."),
         f"- Machine load: {load_summary(bench)}",
     ]
     if v:
@@ -824,9 +825,9 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
     lines += [
         "- Ratios are Strata's median divided by the other tool's: below 1× Strata is faster.",
         "- ⚠ marks a result that a correctness check rejected (see the notes).",
-        "- Strata on DuckDB 2 (its own environment; SQLMesh needs DuckDB < 2) is reported "
-        "apart: [DUCKDB2.md](DUCKDB2.md), made by `python3 bench/peers/duckdb2.py` after "
-        "this harness.",
+        ("- Strata on DuckDB 2 (its own environment; SQLMesh needs DuckDB < 2) is reported "
+         "apart: [DUCKDB2.md](DUCKDB2.md), made by `python3 bench/peers/duckdb2.py` after "
+         "this harness."),
         "",
         "| " + " | ".join(["work"] + [LABELS[t] for t in tools] + ratio_heads) + " |",
         "|---|" + "---:|" * (len(tools) + len(ratio_heads)),
@@ -1017,7 +1018,7 @@ def main() -> None:
         rerender(src, Path(sys.argv[3]) if len(sys.argv) > 3 else HERE / "RESULTS.md")
         return
     args = parse_args(sys.argv[1:])
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     bench = Bench(args)
     if "strata" in bench.tools:

@@ -58,6 +58,7 @@ class Lane:
         self.fresh_clock = 0  # commits seen up to here are visible to its transaction
         self.commit_requested = False
         self.queued = 0  # jobs submitted and not yet processed
+        self.heavy: set[str] = set()  # heavy statements queued or running
 
     # ------------------------------------------------------------ main thread
     def build(self, model: str, table: str, query: str, fresh: bool) -> Future:
@@ -168,11 +169,21 @@ class Lanes:
         self._built: dict[str, Built] = {}  # finished CTAS, not committed yet
         self._committed: set[str] = set()  # committed, CTAS outcome not taken yet
 
-    def build(self, model: str, table: str, query: str, reads: list[str]) -> None:
+    def build(self, model: str, table: str, query: str, reads: list[str],
+              heavy: bool = False) -> None:
         """Queue `CREATE TABLE table AS query` for `model`, which reads the models
-        `reads`: at most one lane may hold them uncommitted (see `lanes_holding`)."""
+        `reads`: at most one lane may hold them uncommitted (see `lanes_holding`).
+
+        A `heavy` statement (a large input: it may run long) first commits what its
+        lane holds, so that the readers of those tables need not queue behind it
+        (see `behind_heavy`), and goes to an idle lane when there is one."""
         holding = self.lanes_holding(reads)
-        lane = next(iter(holding)) if holding else min(self.lanes, key=lambda ln: ln.queued)
+        lane = next(iter(holding)) if holding else min(
+            self.lanes, key=lambda ln: (ln.queued, len(ln.uncommitted)))
+        if heavy:
+            if lane.uncommitted - set(reads):
+                self.request_commit([lane])
+            lane.heavy.add(model)
         newest = max((self._committed_at.get(m, 0) for m in reads
                       if self.lane_of.get(m) is not lane), default=0)
         fresh = newest > lane.fresh_clock
@@ -181,6 +192,12 @@ class Lanes:
         self._order[model] = len(self._order)
         self.lane_of[model] = lane
         self._track(lane.build(model, table, query, fresh), lane, model)
+
+    def behind_heavy(self, reads: list[str]) -> bool:
+        """Would a statement reading `reads` queue behind a heavy statement it does not
+        need? Then it waits for the commit queued before that statement and goes to
+        another lane."""
+        return any(lane.heavy - set(reads) for lane in self.lanes_holding(reads))
 
     def built_elsewhere(self, model: str) -> None:
         """`model`'s table was committed on the main connection just now."""
@@ -220,6 +237,7 @@ class Lanes:
                 lane.commit_requested = False
                 self._seen_commit(lane, outcome)
             else:
+                lane.heavy.discard(model)
                 self._built[model] = outcome
                 self._seen_commit(lane, outcome.committed)
         ready = sorted((m for m in self._committed if m in self._built),

@@ -158,6 +158,7 @@ class Run:
         # threads, see strata/engine/lanes.py); pins, hashes, identity and publication
         # stay on the main thread
         self.lanes: Lanes | None = None
+        self.rows_of: dict[tuple[str, str], int] = {}  # (kind, name) -> rows, when known
         self.inflight: dict[str, tuple] = {}  # model -> (plan, code_fp, result, log, snap)
         self.deferred_drops: list[H.SnapshotRecord] = []
         self.unique_rights: set = set()  # join right sides found unique on a key
@@ -185,7 +186,8 @@ class Run:
             if opts.source_fingerprints.get(name):
                 source_fps[name] = opts.source_fingerprints[name]
             else:
-                source_fps[name], _ = counted_fingerprint(wh.con, src, binding, schema)
+                source_fps[name], self.rows_of[("source", name)] = counted_fingerprint(
+                    wh.con, src, binding, schema)
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 
@@ -525,7 +527,9 @@ class Run:
             self.lanes.request_commit(self.lanes.lanes_holding(waiting))
             return not waiting
         holding = self.lanes.lanes_holding(upstream)
-        if len(holding) > 1:  # one transaction cannot see two others' tables
+        if len(holding) > 1 or self.lanes.behind_heavy(upstream):
+            # one transaction cannot see two others' tables; a long statement
+            # queued after its inputs would hold it up: wait for their commit
             self.lanes.request_commit(holding)
             return False
         return True
@@ -589,6 +593,7 @@ class Run:
         """What follows a model's CTAS: its pins, then its content hash."""
         crash_point(f"after_create:{plan.model}")
         result.rows = rows
+        self.rows_of[("model", plan.model)] = rows
         self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, rows, log,
                                                self.verified_unique)
         if defer:
@@ -617,8 +622,21 @@ class Run:
         self.created.append(snap)
         result.snapshot = snap
         self.lanes.build(plan.model, internal(snap), query,
-                         [r.name for r in plan.reads if r.kind == "model"])
+                         [r.name for r in plan.reads if r.kind == "model"],
+                         heavy=self._large_input(plan))
         self.inflight[plan.model] = (plan, code_fp, result, log, snap)
+
+    def _large_input(self, plan: Plan) -> bool:
+        """Does the model read HASH_NOW_ROWS rows or more from one input (as far as is
+        known: a table still being built counts as small)?"""
+        for ref in plan.reads:
+            rows = self.rows_of.get((ref.kind, ref.name))
+            if rows is None and ref.kind == "model" and ref.name not in self.inflight:
+                record = self.base_records.get(self.snap_of.get(ref.name, ""))
+                rows = record.row_count if record is not None else None
+            if rows is not None and rows >= self.HASH_NOW_ROWS:
+                return True
+        return False
 
     def _finish(self, name: str, built: Built) -> None:
         """A lane's committed table: its pins and hash, here on the main thread."""

@@ -41,7 +41,15 @@ from strata.engine.sources import (
     counted_fingerprint,
     relation_sql,
 )
-from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, internal
+from strata.engine.warehouse import (
+    INTERNAL,
+    MAIN_BRANCH,
+    TEXT_LIST,
+    Warehouse,
+    crash_point,
+    internal,
+    text_list,
+)
 from strata.plan import JoinStage, Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
@@ -745,8 +753,8 @@ def batch_columns(wh: Warehouse, names: list[str]) -> dict[str, list[tuple[str, 
     out: dict[str, list[tuple[str, str]]] = {n: [] for n in names}
     for table_name, column, data_type in wh.execute(
             "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-            "WHERE schema_name = ? AND table_name IN (SELECT unnest(?::VARCHAR[])) "
-            "ORDER BY table_name, column_index", [INTERNAL, names]).fetchall():
+            f"WHERE schema_name = ? AND table_name IN (SELECT {TEXT_LIST}) "
+            "ORDER BY table_name, column_index", [INTERNAL, text_list(names)]).fetchall():
         out[table_name].append((column, data_type))
     return out
 

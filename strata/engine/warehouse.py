@@ -46,6 +46,17 @@ _SETUP = [
 ]
 
 
+# A list of text values as ONE query parameter: DuckDB converts a Python list
+# parameter value by value (on DuckDB 1.5 ~1 ms a value: 0.5 s for the registry rows
+# of a 500-model run), while one JSON document is parsed by the engine in ~0.02 s.
+TEXT_LIST = "unnest(from_json(?::VARCHAR, '[\"VARCHAR\"]'))"
+
+
+def text_list(values) -> str:
+    """The parameter for TEXT_LIST (`WHERE x IN (SELECT {TEXT_LIST})`)."""
+    return json.dumps(list(values))
+
+
 def q(*parts: str) -> str:
     """A quoted dotted name, for the few statements written as text (internal names):
     DuckDB's quoted identifier, `"` doubled inside (what sqlglot writes for a quoted

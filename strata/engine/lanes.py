@@ -114,21 +114,17 @@ class Lane:
         return Built(rows, seconds, committed)
 
     def _commit(self) -> list[str]:
-        if self._failure is None and self._open:
-            try:
-                return self._commit_open()
-            except duckdb.Error:
-                pass  # _commit_open recorded it
         if self._failure is not None:
             raise LaneAborted(*self._failure)
-        return []
+        return self._commit_open() if self._open else []
 
     def _commit_open(self) -> list[str]:
+        """Commit the open transaction; a failure names the last model it held."""
         try:
             self._cursor_().execute("COMMIT")
         except duckdb.Error as err:
             self._fail(self._open[-1], err)
-            raise
+            raise LaneAborted(*self._failure) from err
         done, self._open = self._open, []
         return done
 

@@ -260,7 +260,7 @@ class Run:
         try:
             results = self.results
             self.unannounced = list(closure)
-            self._reasons, self._base_snaps = reasons, base_snaps  # for _ready
+            self._reasons, self._base_snaps = reasons, base_snaps  # for _pipelines
             for name in self._schedule(closure):
                 results[name] = self._model(name, reasons, base_snaps, code_fps[name], live)
                 self._announce()
@@ -342,7 +342,7 @@ class Run:
                code_fp: str, live: dict[str, str]) -> ModelResult:
         plan = self.module.plan(name)
         upstream = self.module.models[name].models_read
-        if not self._pipelines(name, reasons, base_snaps):
+        if not self._pipelines(name):
             self._await_finished(upstream)  # its inputs complete, checked and hashed first
         if name not in reasons and name in base_snaps and any(
                 m in upstream for _, m, _, _ in self.pending):
@@ -530,7 +530,7 @@ class Run:
         upstream = self.module.models[name].models_read
         if any(u in left for u in upstream):
             return False
-        if not self._pipelines(name, self._reasons, self._base_snaps):
+        if not self._pipelines(name):
             waiting = [u for u in upstream if u in self.inflight]
             self.lanes.request_commit(self.lanes.lanes_holding(waiting))
             return not waiting
@@ -542,14 +542,14 @@ class Run:
             return False
         return True
 
-    def _pipelines(self, name: str, reasons: dict[str, str], base_snaps: dict[str, str]) -> bool:
+    def _pipelines(self, name: str) -> bool:
         """May `name` be planned while its inputs are still being built? Not when its
         plan reads what they hold (join checks, a merge), nor when keeping it depends
         on whether they were reused by identity."""
         plan = self.module.plan(name)
         if name in self.opts.keep:
             return True
-        if name not in reasons and name in base_snaps:
+        if name not in self._reasons and name in self._base_snaps:
             return False
         return plan.incremental is None and not any(
             isinstance(s, JoinStage) for s in plan.stages)

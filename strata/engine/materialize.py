@@ -635,10 +635,13 @@ class Run:
         self.inflight[plan.model] = (plan, code_fp, result, log, snap)
 
     def _large_input(self, plan: Plan) -> bool:
-        """Does the model read HASH_NOW_ROWS rows or more from one input (as far as is
-        known: a table still being built counts as small)?"""
+        """Does the model read HASH_NOW_ROWS rows or more from one input? A source not
+        counted this run (a backfill passes its fingerprints in) counts as large; a
+        table still being built counts as small."""
         for ref in plan.reads:
             rows = self.rows_of.get((ref.kind, ref.name))
+            if rows is None and ref.kind == "source":
+                return True
             if rows is None and ref.kind == "model" and ref.name not in self.inflight:
                 record = self.base_records.get(self.snap_of.get(ref.name, ""))
                 rows = record.row_count if record is not None else None

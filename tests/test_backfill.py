@@ -350,9 +350,12 @@ def test_an_upsert_model_picks_up_corrected_old_rows(project: Project):
     # the extract was wrong for order 1; its updated_at did not move
     project.sql("CREATE TABLE orders_fixed AS SELECT id, customer_id, CASE WHEN id = 1 "
                 "THEN 50.00 ELSE amount END AS amount, updated_at FROM orders")
-    # a plain incremental run cannot see it: the watermark hides old rows
+    # corrected in place, a plain incremental run cannot see it: the watermark hides
+    # old rows (pointed at orders_fixed, a run computes in full: another relation)
     shutil.copy(project.wh, project.root / "plain.duckdb")
-    project.cli("run", "shop.strata", "-o", "plain.duckdb", "--override", "orders=orders_fixed")
+    with duckdb.connect(str(project.root / "plain.duckdb")) as con:
+        con.execute("UPDATE orders SET amount = 50.00 WHERE id = 1")
+    project.cli("run", "shop.strata", "-o", "plain.duckdb")
     with duckdb.connect(str(project.root / "plain.duckdb"), read_only=True) as con:
         assert con.execute("SELECT amount FROM main.v_latest_orders WHERE id = 1"
                            ).fetchone()[0] == 5

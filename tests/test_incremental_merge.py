@@ -423,6 +423,33 @@ model m {{
         assert view(wh, "up") == [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))]
         cli("verify", report.run_id, "-o", str(wh))
 
+    def test_a_source_read_from_another_table_computes_in_full(self, tmp_path):
+        """Merging onto a snapshot built from another table would mix the two: after a
+        run on a sample, the next run on `orders` would keep the sample and add only
+        the rows past the sample's newest, losing every other row of `orders`."""
+        wh = tmp_path / "w.duckdb"
+        module = write_module(tmp_path, ORDERS + upsert_model())
+        make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2)), (3, 30.0, "c", ts(3))])
+        run_lib(module, wh)
+        sql(wh, "CREATE TABLE orders_sample AS SELECT * FROM orders WHERE id = 3")
+        insert(wh, [(4, 40.0, "d", ts(4))], table="orders_sample")
+
+        up = result(run_lib(module, wh, overrides={"orders": "orders_sample"}), "up")
+        assert up.path == "full"
+        assert ("source `orders` is read from `orders_sample` now, from `orders` when the "
+                "previous snapshot was built: computed in full") in up.notes
+        assert view(wh, "up") == [(3, 30.0, "c", ts(3)), (4, 40.0, "d", ts(4))]
+
+        insert(wh, [(5, 50.0, "e", ts(5))])
+        up = result(run_lib(module, wh), "up")
+        assert up.path == "full"
+        assert view(wh, "up") == full_recompute(tmp_path, module, wh, "up")
+        assert [r[0] for r in view(wh, "up")] == [1, 2, 3, 5]
+
+        insert(wh, [(6, 60.0, "f", ts(6))])  # the same table again: merged
+        assert result(run_lib(module, wh), "up").path == "pushdown"
+        assert [r[0] for r in view(wh, "up")] == [1, 2, 3, 5, 6]
+
     def test_nothing_past_the_watermark_reuses_the_previous_snapshot(self, tmp_path):
         wh = tmp_path / "w.duckdb"
         module = write_module(tmp_path, ORDERS + upsert_model())

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from strata.diagnostics import StrataError
 from strata.engine import history as H
 from strata.engine.fingerprints import RowHash, row_hash
 from strata.engine.pins import CheckLog, check_pins
 from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
-from strata.plan import PinSpec, Plan
+from strata.plan import PinSpec, Plan, RelationRef
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import column, ident, table
 from strata.sqlgen.rewrites import delta_query, layered_query
@@ -64,6 +65,10 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
     if previous.code_fp != code_fp and not run.published_with_code(name, prev_name, code_fp):
         result.notes.append("code changed since the previous snapshot: computed in full")
         return None
+    moved = _moved_source(run, name, previous)
+    if moved is not None:
+        result.notes.append(moved)
+        return None
     if previous.row_count == 0:
         result.notes.append("previous snapshot is empty: computed in full")
         return None
@@ -81,6 +86,33 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
                             "full")
         return None
     return Merge(previous, watermark)
+
+
+def _moved_source(run: Run, model: str, previous: H.SnapshotRecord) -> str | None:
+    """Why the previous snapshot cannot be merged onto, when a source the model reads
+    is read from another relation than when that snapshot was built (an --override
+    for one run, a backfill's corrected table, a file source moved): the delta past
+    the watermark would be mixed with the other relation's rows. Merging onto a run
+    with an `orders_sample` override, say, would keep the sample and lose every
+    older row of `orders`. None when every source reads what it read then."""
+    if previous.run_id not in run.relations_read_by:
+        try:
+            entry = H.find(run.wh, previous.run_id)
+            read = entry.details.get("__replay", {}).get("sources")
+        except StrataError:
+            read = None
+        run.relations_read_by[previous.run_id] = read
+    read = run.relations_read_by[previous.run_id]
+    if read is None:
+        return ("the run that built the previous snapshot does not say what its sources "
+                "read: computed in full")
+    for source in sorted(run.module.sources_upstream(model)):
+        now = run.relation_text(RelationRef("source", source))
+        if read.get(source) != now:
+            then = read.get(source, "nothing")
+            return (f"source `{source}` is read from `{now}` now, from `{then}` when the "
+                    "previous snapshot was built: computed in full")
+    return None
 
 
 def _at_the_end(value) -> bool:

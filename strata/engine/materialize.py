@@ -162,6 +162,8 @@ class Run:
         self.results: dict[str, ModelResult] = {}
         self.building = 0  # tables created in the open build transaction (0: none open)
         self.source_text: dict[str, str] = {}
+        # run id -> {source: relation} that run read (incremental merges compare)
+        self.relations_read_by: dict[str, dict[str, str] | None] = {}
         # concurrent builds (opts.workers > 1): models' CTAS run in lanes (worker
         # threads, see strata/engine/lanes.py); pins, hashes, identity and publication
         # stay on the main thread

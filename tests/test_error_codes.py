@@ -376,6 +376,13 @@ def test_E001_hints_what_the_parser_could_take() -> None:
     assert diag.hint == "expected an expression"
 
 
+def test_E001_a_quoted_source_target_says_how_to_name_a_file_or_a_table() -> None:
+    [diag] = load_text("source s = table 'events' {\n  id: int\n}\n").diagnostics
+    assert diag.message == "expected `file` before the path, found `table`"
+    assert diag.hint == ("a file: `source name = file 'path.csv' { ... }`; a table is named "
+                         "without quotes: `source name = schema.table { ... }`")
+
+
 def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "m.strata"
     path.write_text(CASES[0].text)

@@ -165,7 +165,9 @@ class _ToAst(Transformer):
         if target and target[0] == "file":
             if str(target[1]) != "file":
                 raise fail("E001", f"expected `file` before the path, found `{target[1]}`",
-                           target[1].span, "write `source name = file 'path.csv' { ... }`")
+                           target[1].span, "a file: `source name = file 'path.csv' { ... }`; "
+                           "a table is named without quotes: `source name = schema.table "
+                           "{ ... }`")
             file = target[2]
         elif target:
             table = target[1]

@@ -83,6 +83,19 @@ def find(wh: Warehouse, run_id: str) -> HistoryEntry:
     return _load(rows[0])
 
 
+def relations_read(wh: Warehouse, run_id: str) -> dict[str, str] | None:
+    """{source: relation} as the run with this id read them (its replay recipe), or
+    None when no entry says. Taken out of the entry by DuckDB: the entry of a big
+    module holds every model's SQL, which Python need not parse for this."""
+    row = wh.execute(f"SELECT json_extract_string(entry, '$.details.__replay.sources') FROM "
+                     f"{internal('history')} WHERE id = ? ORDER BY seq DESC LIMIT 1",
+                     [run_id]).fetchone()
+    if row is None or row[0] is None:
+        return None
+    read = json.loads(row[0])
+    return read if isinstance(read, dict) else None
+
+
 def last_with_snapshots(wh: Warehouse, branch: str) -> HistoryEntry | None:
     """The staleness base: the newest run or backfill on the branch that published
     snapshots (stage-only runs and rollbacks never serve); else what the branch was

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from strata.diagnostics import StrataError
 from strata.engine import history as H
 from strata.engine.fingerprints import RowHash, row_hash
 from strata.engine.pins import CheckLog, check_pins
@@ -96,12 +95,7 @@ def _moved_source(run: Run, model: str, previous: H.SnapshotRecord) -> str | Non
     with an `orders_sample` override, say, would keep the sample and lose every
     older row of `orders`. None when every source reads what it read then."""
     if previous.run_id not in run.relations_read_by:
-        try:
-            entry = H.find(run.wh, previous.run_id)
-            read = entry.details.get("__replay", {}).get("sources")
-        except StrataError:
-            read = None
-        run.relations_read_by[previous.run_id] = read
+        run.relations_read_by[previous.run_id] = H.relations_read(run.wh, previous.run_id)
     read = run.relations_read_by[previous.run_id]
     if read is None:
         return ("the run that built the previous snapshot does not say what its sources "

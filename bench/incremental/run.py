@@ -4,7 +4,7 @@ bench/incremental/RESULTS.md (+ results.json).
 
     .venv/bin/python bench/incremental/run.py                 # 1e7 rows, 5 reps
     .venv/bin/python bench/incremental/run.py --rows 1e6 --reps 3
-    .venv/bin/python bench/incremental/run.py --only write    # write | read | profile
+    .venv/bin/python bench/incremental/run.py --only write    # write | profile | floor | read
 
 The data is bench/peers' (the same `orders`/`customers` SQL, the same 1% change:
 `amount + 1, status 'paid', updated_at 2025-01-01 12:00 WHERE id % 100 = 0`), so the
@@ -20,6 +20,11 @@ write   For each variant, one warehouse is built (first run) and the 1% change
 profile One incremental refresh of `upserted` in-process, timing each step (open,
         source fingerprint, delta scan + layer write, layer hash, replaced-rows hash,
         pins, publish, close) and the process start-up (`strata --help`).
+floor   The DuckDB work any run meeting SPEC must do, alone in a bare process: import
+        duckdb, open, the source fingerprint, the watermark, the delta scan + layer
+        write, the layer's and the replaced rows' hashes, the composing view, close.
+        Timed interleaved with the `strata run` of the refresh and a --full-refresh:
+        the floor's ratio to the full refresh bounds what any incremental run can reach.
 read    A chain of 1% upserts on distinct ids (default thresholds: 8 layers, 20%):
         depth 1..8 layered, the 9th run compacts. `count(*)` and a downstream
         aggregate over the snapshots at depth 1, 4, 8 and the compacted one, in one
@@ -307,6 +312,72 @@ def bench_profile(rows: int, reps: int) -> dict:
     return out
 
 
+# ------------------------------------------------------------------ floor
+FLOOR = r'''
+import json, sys
+import duckdb
+db, spec = sys.argv[1], json.loads(sys.argv[2])
+con = duckdb.connect(db)
+con.execute(spec["fingerprint"]).fetchone()
+(watermark,) = con.execute(spec["watermark"]).fetchone()
+con.execute(spec["layer"], [watermark])
+layer_rows = con.execute(spec["layer_hash"]).fetchone()[0]
+replaced_rows = con.execute(spec["replaced_hash"]).fetchone()[0]
+con.execute(spec["publish"])
+con.close()
+print(layer_rows, replaced_rows)
+'''
+
+
+def floor_statements(template: Path) -> dict:
+    """The statements of the floor, on the template's snapshot of `upserted`."""
+    from dialects.duckdb import row_hash_aggregate
+
+    (snap,) = sql(template, "SELECT name FROM strata_internal.snapshots WHERE model = "
+                            "'upserted'", read_only=True)[0]
+    cols = ["id", "customer_id", "amount", "status", "updated_at"]
+    agg, listed = row_hash_aggregate(cols), ", ".join(cols)
+    base, layer = f"strata_internal.{snap}", "strata_internal.layer_floor"
+    return {
+        "fingerprint": f"SELECT {agg} FROM main.orders",
+        "watermark": f"SELECT max(updated_at) FROM {base}",
+        "layer": f"CREATE TABLE {layer} AS SELECT {listed} FROM main.orders "
+                 "WHERE updated_at > ?",
+        "layer_hash": f"SELECT {agg} FROM {layer}",
+        "replaced_hash": f"SELECT {agg} FROM {base} AS __t WHERE EXISTS (SELECT 1 FROM "
+                         f"{layer} AS __d WHERE __d.id IS NOT DISTINCT FROM __t.id)",
+        "publish": f"CREATE VIEW main.v_floor AS SELECT {listed} FROM {base} AS __t WHERE "
+                   f"NOT EXISTS (SELECT 1 FROM {layer} AS __l WHERE __l.id IS NOT DISTINCT "
+                   f"FROM __t.id) UNION ALL SELECT {listed} FROM {layer}",
+    }
+
+
+def bench_floor(rows: int, reps: int) -> dict:
+    print("== floor: the required DuckDB work alone, against strata's refresh", flush=True)
+    template = built_and_changed(rows, "upserted")
+    spec = json.dumps(floor_statements(template))
+    times: dict[str, list[float]] = {"floor": [], "incremental": [], "full_refresh": []}
+    for rep in range(reps):
+        order = ["floor", "incremental", "full_refresh"]
+        order = order[rep % 3:] + order[:rep % 3]
+        for which in order:
+            db = copy_db(template, WORK / f"{which}.duckdb")
+            if which == "floor":
+                secs, out = timed([python_exe(), "-c", FLOOR, str(db), spec])
+                if out.split() != [str(rows // 100)] * 2:  # the delta, each replacing a row
+                    raise SystemExit(f"WRONG floor: layer / replaced rows {out.split()}")
+            else:
+                extra = ("--full-refresh",) if which == "full_refresh" else ()
+                secs, _ = run_strata(db, "upserted", *extra)
+            times[which].append(secs)
+        print("  rep " + str(rep) + ": " + ", ".join(f"{k} {v[-1]:.2f} s"
+                                                  for k, v in times.items()), flush=True)
+    med = {k: median(v) for k, v in times.items()}
+    return {**med, "floor_ratio": med["floor"] / med["full_refresh"],
+            "incremental_ratio": med["incremental"] / med["full_refresh"],
+            "samples": times}
+
+
 # ------------------------------------------------------------------ read
 def bench_read(rows: int, reps: int) -> dict:
     print("== read: a chain of 1% upserts on distinct ids", flush=True)
@@ -378,6 +449,15 @@ def markdown(rows: int, res: dict) -> str:
             lines.append(f"| {k} | {v:.3f} |")
         lines += [f"| run() in-process total | {p['total_run']:.3f} |",
                   f"| `strata --help` (start-up) | {p['startup_help']:.3f} |", ""]
+    if "floor" in res:
+        f = res["floor"]
+        lines += ["| whole process, interleaved | seconds | vs --full-refresh |",
+                  "|---|---|---|",
+                  f"| DuckDB floor (bare process: the required statements only) | "
+                  f"{f['floor']:.2f} | {f['floor_ratio']:.2f}x |",
+                  f"| `strata run` (incremental refresh of `upserted`) | "
+                  f"{f['incremental']:.2f} | {f['incremental_ratio']:.2f}x |",
+                  f"| `strata run --full-refresh` | {f['full_refresh']:.2f} | 1.00x |", ""]
     if "read" in res:
         lines += ["| read | seconds | vs compacted |", "|---|---|---|"]
         for k, v in res["read"]["reads"].items():
@@ -393,7 +473,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=lambda s: int(float(s)), default=10_000_000)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--only", default="write,profile,read")
+    ap.add_argument("--only", default="write,profile,floor,read")
     ap.add_argument("--fresh", action="store_true", help="rebuild the prepared warehouses")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -406,6 +486,8 @@ def main() -> None:
         res["write"] = bench_write(args.rows, args.reps)
     if "profile" in parts:
         res["profile"] = bench_profile(args.rows, args.reps)
+    if "floor" in parts:
+        res["floor"] = bench_floor(args.rows, args.reps)
     if "read" in parts:
         res["read"] = bench_read(args.rows, args.reps)
     text = markdown(args.rows, res)

@@ -314,6 +314,23 @@ def test_mistyped_or_missing_source_column_is_E072(built, change, words):
     assert after[1] == state[1]
 
 
+def test_a_column_no_strata_type_holds_is_E072_with_the_way_to_read_it(built):
+    """TIMESTAMP WITH TIME ZONE has no Strata type: the hint says to cast it in a view,
+    and pointing the source at such a view runs."""
+    p, _ = built
+    p.sql("ALTER TABLE orders ALTER updated_at TYPE TIMESTAMPTZ")
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), check=False)
+    assert error_code(proc) == "E072"
+    assert "column `updated_at` is TIMESTAMP WITH TIME ZONE, declared timestamp" in proc.stderr
+    assert ("no Strata type holds TIMESTAMP WITH TIME ZONE: point the source at a view that "
+            "casts it, e.g. CREATE VIEW orders_v AS SELECT * REPLACE (CAST(updated_at AS "
+            "TIMESTAMP) AS updated_at) FROM ...") in " ".join(proc.stderr.split())
+    p.sql("CREATE VIEW orders_v AS SELECT * REPLACE (CAST(updated_at AS TIMESTAMP) AS "
+          "updated_at) FROM orders")
+    report = p.run_json("--override", "orders=orders_v")
+    assert report["status"] == "published"
+
+
 def test_unknown_models_is_E079_and_malformed_override_is_E078(project):
     wh, mod = str(project.warehouse), str(project.module)
     proc = project.run("run", mod, "-o", wh, "--models", "paid,nope", check=False)

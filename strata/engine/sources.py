@@ -90,9 +90,22 @@ def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[s
     if problems:
         raise fail("E072", f"source `{src.name}` (`{binding.shown}`) does not match its "
                    f"declaration: {'; '.join(problems)}", src.decl.span,
-                   did_you_mean(problems[0].split('`')[1], real) if
-                   "missing" in problems[0] else "fix the data or the declared type")
+                   _contract_hint(problems[0], src, real))
     return schema
+
+
+def _contract_hint(problem: str, src: SourceInfo, real: dict[str, str]) -> str:
+    """A near name for a missing column; for a type no Strata type holds (a
+    TIMESTAMP WITH TIME ZONE, a STRUCT), the way to read it anyway: a view that casts."""
+    name = problem.split("`")[1]
+    if "missing" in problem:
+        return did_you_mean(name, real)
+    if duck.type_kind(real[name]).startswith("other:"):
+        declared = dict(src.columns)[name].to_sqlglot().sql("duckdb")
+        return (f"no Strata type holds {real[name]}: point the source at a view that casts "
+                f"it, e.g. CREATE VIEW {src.name}_v AS SELECT * REPLACE (CAST({name} AS "
+                f"{declared}) AS {name}) FROM ...")
+    return "fix the data or the declared type"
 
 
 def _fits(declared: Type, engine_type: str) -> bool:

@@ -861,8 +861,9 @@ def test_replay_execute_of_a_merged_run(tmp_path):
     sql(wh, "UPDATE orders SET amount = 999 WHERE id = 1")  # updated_at untouched
     insert(wh, [(4, 40.0, "d", ts(4))])
     again = run_cli(module, wh)
-    proc = cli("replay", again["run_id"], "-o", str(wh), "--execute", "--json", check=False)
-    assert proc.returncode == 1  # a difference all the same
+    proc = cli("replay", again["run_id"], "-o", str(wh), "--execute", "--json")
+    # explained, so not a failure of the replay (verify is what checks the snapshot)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["replay"]["ok"] is True
     [result_up] = json.loads(proc.stdout)["replay"]["models"]
     assert result_up["ok"] is False
     assert "incremental model: its merged history legitimately differs" in result_up["note"]

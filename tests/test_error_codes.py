@@ -8,6 +8,7 @@ the engine. The last tests check that each case also fails cleanly through the C
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -391,6 +392,17 @@ def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
                           check=False)
     assert proc.returncode == 1
     assert "error[E001]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_location_on_line_100_is_printed_as_it_is(tmp_path: Path) -> None:
+    """`m.strata:100:11` once came out as `m.strata💯11` (rich's `:100:` emoji code)."""
+    path = tmp_path / "m.strata"
+    path.write_text("-- pad\n" * 99 + "model m { from nope }\n")
+    strata = Path(sys.executable).with_name("strata")
+    proc = subprocess.run([str(strata), "check", str(path)], capture_output=True, text=True,
+                          check=False, env={**os.environ, "TTY_COMPATIBLE": "1"})
+    assert proc.returncode == 1
+    assert "m.strata:100:11" in proc.stderr
 
 
 # ---------------------------------------------------------------- one pass, every error

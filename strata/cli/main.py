@@ -25,7 +25,8 @@ _FILES: dict[str, str] = {}  # sources shown under diagnostics; set by commands 
 def console(stderr: bool = False) -> Console:
     from rich.console import Console  # ~0.1 s of imports that `compile --show-sql` never needs
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    # emoji off: a location like `m.strata:100:11` is not the `:100:` emoji code
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def remember_files(files: dict[str, str]) -> None:

@@ -23,6 +23,7 @@ from enginehelpers import (
     no_traceback,
     objects,
     project,
+    strata,
     view_rows,
 )
 
@@ -329,6 +330,19 @@ def test_a_column_no_strata_type_holds_is_E072_with_the_way_to_read_it(built):
           "updated_at) FROM orders")
     report = p.run_json("--override", "orders=orders_v")
     assert report["status"] == "published"
+
+
+def test_a_csv_value_its_declared_type_cannot_hold_is_E072(tmp_path):
+    """Past the rows DuckDB samples to check the file's shape: found by the first full
+    read (the fingerprint), reported as the contract it breaks, with the row."""
+    (tmp_path / "d.csv").write_text("id,v\n" + "".join(f"{i},{i}\n" for i in range(30000))
+                                    + "30000,abc\n")
+    (tmp_path / "m.strata").write_text("source t = file 'd.csv' {\n  id: int\n  v: int\n}\n"
+                                       "model m {\n  from t\n  select id, v\n}\n")
+    proc = strata("run", "m.strata", "-o", "w.duckdb", cwd=tmp_path, check=False)
+    assert error_code(proc) == "E072"
+    assert "holds a value its declaration does not fit" in proc.stderr
+    assert "30000,abc" in proc.stderr
 
 
 def test_unknown_models_is_E079_and_malformed_override_is_E078(project):

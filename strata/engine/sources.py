@@ -131,8 +131,28 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
                         schema: list[tuple[str, str]]) -> tuple[str, int]:
     """The fingerprint and the number of rows it read."""
     declared = [n for n, _ in src.columns]
-    rows: RowHash = row_hash(con, relation_sql(binding), declared)
+    try:
+        rows: RowHash = row_hash(con, relation_sql(binding), declared)
+    except (duckdb.ConversionException, duckdb.InvalidInputException) as err:
+        # a file's value that its declared type cannot hold, past what the contract
+        # check (a DESCRIBE) could see: the fingerprint is the first full read
+        raise fail("E072", f"source `{src.name}` (`{binding.shown}`) holds a value its "
+                   f"declaration does not fit: {_error_summary(err)}", src.decl.span,
+                   "fix the data or the declared type") from None
+    except duckdb.Error as err:
+        raise fail("E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
+                   f"{_first_line(err)}", src.decl.span) from None
     return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
+
+
+def _error_summary(err: Exception) -> str:
+    """The engine's first line, and the line that quotes the offending row if any."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(err).__name__
+    row = next((line for line in lines[1:] if line.lower().startswith(("original line",
+                                                                           "line:"))), None)
+    return lines[0] + (f" ({row})" if row else "")
 
 
 def _first_line(err: Exception) -> str:

@@ -212,3 +212,18 @@ def test_every_merge_error_of_a_module_in_one_pass() -> None:
     bad_key = almost(UPSERT, "model m", "model k").replace("[id]", "[nope]")
     codes = [d[0] for d in diagnostics(bad_strategy + on_aggregate + no_cdc + bad_key)]
     assert codes == ["E086", "E087", "E088", "E089"]
+
+
+@pytest.mark.parametrize("value, ok", [("0.2", True), ("10", True), ("0", False),
+                                       ("50", False), ("many", False)])
+def test_compact_ratio_is_a_fraction_of_the_base_above_0_and_at_most_10(value, ok):
+    text = SOURCES + UPSERT.replace("  cdc_column: updated_at\n",
+                                    f"  cdc_column: updated_at\n  compact_ratio: {value}\n")
+    diags = load_text(text).diagnostics
+    if ok:
+        assert diags == []
+    else:
+        [diag] = diags
+        assert diag.code == "E021"
+        assert diag.message.startswith("compact_ratio is a fraction of the base rows, above 0 "
+                                       "and at most 10")

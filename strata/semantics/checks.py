@@ -165,8 +165,9 @@ def _incremental(r: Resolver, decl: ast.ModelDecl, plan: Plan,
         value = float(p.value) if isinstance(p.value, (int, float)) or hasattr(
             p.value, "as_tuple") else None
         if value is None or not 0 < value <= 10:
-            r.error("E021", "compact_ratio is a number above 0 (0.2 = compact when deltas "
-                    "reach 20% of the base rows)", p.value_span)
+            r.error("E021", "compact_ratio is a fraction of the base rows, above 0 and at "
+                    "most 10 (0.2 = compact when the deltas reach 20% of the base rows)",
+                    p.value_span)
             ok = False
         else:
             ratio = value

@@ -295,6 +295,15 @@ def test_collected_run_gives_E076_for_rollback_replay_and_verify(six_runs):
     assert p.query("SELECT count(*) FROM v_big") == [(39,)]
 
 
+def test_verifying_a_gc_entry_says_what_a_gc_entry_is(six_runs):
+    p, _ = six_runs
+    report = p.gc(day(60), "--older-than", "30d", "--keep-last", "2")
+    proc = p.cli("verify", report["gc_id"], "-o", str(p.wh), ok=False)
+    text = error_text(proc, "E073")
+    assert "(gc) has no snapshots to verify" in text
+    assert "a gc entry records what it collected, not snapshots" in text
+
+
 def test_a_snapshot_shared_by_runs_survives_while_any_of_them_is_kept(six_runs):
     p, runs = six_runs
     shared = snap(runs[0], "total")

@@ -345,6 +345,21 @@ def test_a_csv_value_its_declared_type_cannot_hold_is_E072(tmp_path):
     assert "30000,abc" in proc.stderr
 
 
+def test_a_source_overridden_twice_is_E078(built):
+    p, _ = built
+    p.sql("CREATE TABLE orders_a AS SELECT * FROM orders",
+          "CREATE TABLE orders_b AS SELECT * FROM orders")
+    state = written(p)
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), "--override", "orders=orders_a",
+                 "--override", "orders=orders_b", check=False)
+    assert error_code(proc) == "E078"
+    assert "points source `orders` at two tables: `orders_a` and `orders_b`" in proc.stderr
+    assert written(p)[1] == state[1]
+    # the same pair twice is one override
+    p.run("run", str(p.module), "-o", str(p.warehouse), "--override", "orders=orders_a",
+          "--override", "orders=orders_a")
+
+
 def test_unknown_models_is_E079_and_malformed_override_is_E078(project):
     wh, mod = str(project.warehouse), str(project.module)
     proc = project.run("run", mod, "-o", wh, "--models", "paid,nope", check=False)

@@ -14,12 +14,20 @@ from strata.engine.fingerprints import row_hash, sha
 from strata.engine.warehouse import Warehouse, internal
 
 
+_NO_SNAPSHOTS_HINT = {
+    "stage": "stage-only runs publish nothing",
+    "gc": "a gc entry records what it collected, not snapshots; `strata history -o "
+          "WAREHOUSE` lists the runs",
+    "run": "`strata history -o WAREHOUSE` lists the runs and what they published",
+}
+
+
 def require_snapshots(wh: Warehouse, entry: H.HistoryEntry, action: str
                       ) -> dict[str, H.SnapshotRecord]:
     """The registry records of a run's snapshots; E076 when gc collected any."""
     if not entry.snapshots:
         raise fail("E073", f"run `{entry.id}` ({entry.kind}) has no snapshots to {action}",
-                   None, "stage-only runs publish nothing")
+                   None, _NO_SNAPSHOTS_HINT.get(entry.kind, _NO_SNAPSHOTS_HINT["run"]))
     records = {}
     for model, name in entry.snapshots.items():
         rec = H.snapshot(wh, name)

@@ -39,6 +39,9 @@ def parse_overrides(values: list[str] | tuple[str, ...], module: Module,
             raise fail(code, f"{flag} names unknown source `{source}`", None,
                        did_you_mean(source, module.sources) or
                        f"sources: {', '.join(module.sources) or '(none)'}")
+        if source in out and out[source] != target:
+            raise fail(code, f"{flag} points source `{source}` at two tables: "
+                       f"`{out[source]}` and `{target}`", None, "give one per source")
         out[source] = target
     return out
 

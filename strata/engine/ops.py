@@ -13,7 +13,6 @@ from strata.engine.clock import now_text
 from strata.engine.fingerprints import row_hash, sha
 from strata.engine.warehouse import Warehouse, internal
 
-
 _NO_SNAPSHOTS_HINT = {
     "stage": "stage-only runs publish nothing",
     "gc": "a gc entry records what it collected, not snapshots; `strata history -o "

@@ -850,8 +850,13 @@ def test_replay_execute_of_a_merged_run(tmp_path):
     wh = tmp_path / "w.duckdb"
     module = write_module(tmp_path, ORDERS + upsert_model())
     make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
-    run_cli(module, wh)
+    first = run_cli(module, wh)
     insert(wh, [(3, 30.0, "c", ts(3))])
+    # the first run computed in full: a difference now is the source's, not a merge's
+    proc = cli("replay", first["run_id"], "-o", str(wh), "--execute", "--json", check=False)
+    assert proc.returncode == 1
+    [first_up] = json.loads(proc.stdout)["replay"]["models"]
+    assert (first_up["ok"], first_up["note"]) == (False, "sources changed since the run: orders")
     merged = run_cli(module, wh)
     assert model_json(merged, "up")["path"] == "pushdown"
     replay = json.loads(cli("replay", merged["run_id"], "-o", str(wh), "--execute",

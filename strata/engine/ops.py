@@ -114,6 +114,14 @@ class Replay:
     source_drift: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
+def _merged_in(entry: H.HistoryEntry, recipe: dict, model: str) -> bool:
+    """Did the run's snapshot of `model` come from merging (not a full computation)?
+    Only then may it differ from a full recompute over unchanged sources."""
+    if not recipe.get("merges", {}).get(model):
+        return False
+    return (entry.details.get(model) or {}).get("path") != "full"
+
+
 def replay_execute(wh: Warehouse, run_id: str) -> Replay:
     """Recompute every model of a run in full, from the SQL the run recorded, into
     scratch tables; compare content hashes; publish nothing, keep nothing."""
@@ -168,11 +176,11 @@ def replay_execute(wh: Warehouse, run_id: str) -> Replay:
             actual = row_hash(wh.con, internal(name), [c for c, _ in schema]).digest(schema)
             ok = actual == rec.content_hash
             note = ""
-            if not ok and recipe.get("merges", {}).get(model):
+            if not ok and replay.source_drift:
+                note = "sources changed since the run: " + ", ".join(sorted(replay.source_drift))
+            elif not ok and _merged_in(entry, recipe, model):
                 note = ("incremental model: its merged history legitimately differs from a full "
                         "recompute (rows changed without moving the watermark)")
-            elif not ok and replay.source_drift:
-                note = "sources changed since the run: " + ", ".join(sorted(replay.source_drift))
             replay.results.append(ReplayResult(model, rec.content_hash, actual, ok, note))
     finally:
         for name in scratch.values():

@@ -87,3 +87,12 @@ def bitmap_distinct(slot: str, size: int) -> str:
     """How many distinct values an integer `slot` in [0, size) takes, in one pass over
     a bitmap of `size` bits (0 on no rows)."""
     return f"coalesce(bit_count(bitstring_agg({slot}, 0, {size - 1})), 0)"
+
+
+def is_database_file(path) -> bool:
+    """Does an existing, non-empty file start like a DuckDB database (the `DUCK`
+    magic after the 8-byte checksum)? DuckDB 2 opens other files too: a CSV path
+    becomes an in-memory database exposing it, where a run's writes would vanish."""
+    with open(path, "rb") as f:
+        head = f.read(12)
+    return len(head) == 12 and head[8:12] == b"DUCK"

@@ -360,6 +360,18 @@ def test_a_source_overridden_twice_is_E078(built):
           "--override", "orders=orders_a")
 
 
+def test_a_warehouse_that_is_not_a_duckdb_file_is_E070(project):
+    """DuckDB 2 opens a CSV path as an in-memory database exposing it: a run there would
+    report a publication that vanishes with the process."""
+    notes = project.dir / "notes.csv"
+    notes.write_text("a,b\n1,2\n")
+    for args in (["run", str(project.module)], ["history"], ["gc", "--older-than", "1d"]):
+        proc = project.run(*args, "-o", str(notes), check=False)
+        assert error_code(proc) == "E070"
+        assert "`" + str(notes) + "` is not a DuckDB database file" in proc.stderr
+    assert notes.read_text() == "a,b\n1,2\n"
+
+
 def test_unknown_models_is_E079_and_malformed_override_is_E078(project):
     wh, mod = str(project.warehouse), str(project.module)
     proc = project.run("run", mod, "-o", wh, "--models", "paid,nope", check=False)

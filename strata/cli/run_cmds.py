@@ -21,9 +21,14 @@ from strata.engine.staleness import plan_reasons
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 from strata.syntax.cache import default_dir
 
-warehouse_option = click.option("-o", "--warehouse", "warehouse", required=True,
-                                type=click.Path(), metavar="WAREHOUSE",
-                                help="The DuckDB warehouse file (created if missing).")
+
+def _warehouse(help_text: str):
+    return click.option("-o", "--warehouse", "warehouse", required=True, type=click.Path(),
+                        metavar="WAREHOUSE", help=help_text)
+
+
+warehouse_option = _warehouse("The DuckDB warehouse file.")
+new_warehouse_option = _warehouse("The DuckDB warehouse file (created if missing).")
 workers_option = click.option(
     "--workers", type=click.IntRange(1, 64), default=4, show_default=True,
     help="Build lanes: models built side by side; 1 builds one at a time.")
@@ -96,7 +101,7 @@ def print_report(report: RunReport, as_json: bool) -> None:
 
 @cli.command(name="run")
 @click.argument("module", type=click.Path())
-@warehouse_option
+@new_warehouse_option
 @models_option
 @branch_option
 @click.option("--override", "overrides", multiple=True, metavar="SOURCE=TABLE",

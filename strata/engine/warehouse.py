@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 from sqlglot import exp
 
+from dialects.duckdb import is_database_file as _database_file
 from strata.diagnostics import fail
 
 INTERNAL = "strata_internal"
@@ -107,6 +108,10 @@ class Warehouse:
                        f"`{target.parent}` does not exist")
         if target.exists() and target.is_dir():
             raise fail("E070", f"`{path}` is a directory, not a warehouse file")
+        if target.exists() and target.stat().st_size > 0 and not _database_file(target):
+            raise fail("E070", f"`{path}` is not a DuckDB database file", None,
+                       "-o names the warehouse (a DuckDB file, created if missing); a CSV or "
+                       "Parquet file is read through a source: source s = file 'path' { ... }")
         timeout = lock_timeout if lock_timeout is not None else float(
             os.environ.get("STRATA_LOCK_TIMEOUT", "10"))
         deadline = time.monotonic() + timeout

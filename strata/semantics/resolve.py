@@ -651,7 +651,8 @@ class ModelResolver:
     def _clash(self, name: str, span: Span) -> bool:
         if self.scope.visible(name):
             self.error("E015", f"column `{name}` already exists", span,
-                       "pick another name, or drop the old one with `select`")
+                       f"pick another name, and rename it in the final `select` "
+                       f"(`select ..., new_name as {name}`)")
             return True
         return False
 

@@ -38,6 +38,10 @@ _CONTINUES_AFTER = {"LBRACE", "COMMA", "EQ", "CMP_OP", "ROWS_OP", "PLUS", "MINUS
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
 
+# a literal of the right shape whose values do not exist (2024-02-30, hour 25)
+_DATE_SHAPE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP_SHAPE = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
+
 
 class SeparatorPostLex:
     """Keep only the newlines that end a statement inside a block."""
@@ -325,9 +329,11 @@ class _ToAst(Transformer):
                 return ast.Literal(dt.date.fromisoformat(raw), "date", span)
             if kind == "timestamp":
                 return ast.Literal(dt.datetime.fromisoformat(raw), "timestamp", span)
-        except ValueError:
+        except ValueError as err:
+            shaped = _DATE_SHAPE.match(raw) if kind == "date" else _TIMESTAMP_SHAPE.match(raw)
             raise fail("E036", f"invalid {kind} literal '{raw}'", span,
-                       "dates are 'YYYY-MM-DD', timestamps 'YYYY-MM-DD HH:MM:SS'")
+                       f"no such {kind}: {err}" if shaped else
+                       "dates are 'YYYY-MM-DD', timestamps 'YYYY-MM-DD HH:MM:SS'") from None
         raise fail("E001", f"unexpected string after `{kw}`", span,
                    "typed literals are `date '...'` and `timestamp '...'`")
 

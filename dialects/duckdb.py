@@ -42,6 +42,18 @@ def type_kind(engine_type: str) -> str:
     return TYPE_KINDS.get(t, f"other:{t}")
 
 
+def decimal_shape(engine_type: str) -> tuple[int, int] | None:
+    """(precision, scale) of a `DECIMAL(p,s)` type name, or None for another type."""
+    t = engine_type.strip().upper().replace(" ", "")
+    if not t.startswith(("DECIMAL(", "NUMERIC(")) or not t.endswith(")"):
+        return None
+    inside = t[t.index("(") + 1:-1].split(",")
+    try:
+        return int(inside[0]), int(inside[1]) if len(inside) > 1 else 0
+    except ValueError:
+        return None
+
+
 def quoted(name: str) -> str:
     """A DuckDB identifier in double quotes (plain string work: this runs per column of
     every table a run hashes)."""

@@ -16,6 +16,7 @@ from enginehelpers import (
     Project,
     built,
     error_code,
+    execute,
     history_rows,
     leftovers,
     live,
@@ -343,6 +344,22 @@ def test_a_csv_value_its_declared_type_cannot_hold_is_E072(tmp_path):
     assert error_code(proc) == "E072"
     assert "holds a value its declaration does not fit" in proc.stderr
     assert "30000,abc" in proc.stderr
+
+
+@pytest.mark.parametrize("engine_type, fits", [
+    ("DECIMAL(12,2)", True), ("DECIMAL(21,2)", True), ("DECIMAL(4,1)", True),
+    ("DECIMAL(18,4)", False), ("DECIMAL(12,3)", False)])
+def test_a_decimal_source_column_keeps_to_the_declared_fraction_digits(tmp_path, engine_type,
+                                                                       fits):
+    """decimal(12, 2) promises cents: a DECIMAL(18, 4) column would carry 1.2555 through
+    it. A wider precision passes (engines widen it; DuckDB types `i * 1.5` (21, 1))."""
+    execute(tmp_path / "w.duckdb", f"CREATE TABLE t AS SELECT 1 AS id, 1.5::{engine_type} AS v")
+    (tmp_path / "m.strata").write_text("source t {\n  id: int\n  v: decimal(12, 2)\n}\n"
+                                       "model m {\n  from t\n  select id, v\n}\n")
+    proc = strata("run", "m.strata", "-o", "w.duckdb", cwd=tmp_path, check=fits or False)
+    if not fits:
+        assert error_code(proc) == "E072"
+        assert f"column `v` is {engine_type}, declared decimal(12, 2)" in proc.stderr
 
 
 def test_a_source_overridden_twice_is_E078(built):

@@ -384,6 +384,25 @@ def test_E001_a_quoted_source_target_says_how_to_name_a_file_or_a_table() -> Non
                          "without quotes: `source name = schema.table { ... }`")
 
 
+@pytest.mark.parametrize("row, message", [
+    ("1.5, 1.00", "`id` is int, the row gives 1.5: not a whole number"),
+    ("1, 1.255", ("`amt` is decimal(12, 2), the row gives 1.255: more than 2 digits after "
+                  "the point")),
+    ("2.0, 1.2", None), ("1, 1.25", None)])
+def test_E066_a_given_value_the_column_would_round_is_refused(row, message) -> None:
+    """A fixture that says 1.5 for an int column tests the model on 2."""
+    text = ("source o {\n  id: int\n  amt: decimal(12, 2)\n}\n"
+            "model m {\n  from o\n  select id, amt\n}\n"
+            f"test t {{\n  given o {{\n    id, amt\n    {row}\n  }}\n"
+            "  expect m {\n    id, amt\n    1, 1.00\n  }\n}\n")
+    diags = load_text(text).diagnostics
+    if message is None:
+        assert diags == []
+    else:
+        [diag] = diags
+        assert (diag.code, diag.message) == ("E066", f"test `t`: {message}")
+
+
 def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "m.strata"
     path.write_text(CASES[0].text)

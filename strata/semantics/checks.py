@@ -3,6 +3,7 @@ pins and contracts (E060, E065), and test blocks (E066)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -296,3 +297,21 @@ def check_tests(module: Module) -> None:
                             (want.kind == "list" and got.kind == "list")):
                         diags.append(Diagnostic("E066", f"test `{test.name}`: `{name}` is {want}, "
                                                 f"the row gives {got}", value.span))
+                    elif (loss := _rounded_away(want, v)) is not None:
+                        diags.append(Diagnostic("E066", f"test `{test.name}`: `{name}` is {want}, "
+                                                f"the row gives {v}: {loss}",
+                                                value.span, "give the value the column holds"))
+
+
+def _rounded_away(want: T.Type, value) -> str | None:
+    """Why a number would not reach the table as written (the engine rounds it into
+    the column's type), or None: 1.5 into an int, 1.2555 into a decimal(12, 2)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return None
+    if want.kind == "int" and not isinstance(value, int) and value != int(value):
+        return "not a whole number"
+    if want.kind == "decimal" and want.scale is not None and not isinstance(value, int):
+        exponent = Decimal(str(value)).normalize().as_tuple().exponent
+        if isinstance(exponent, int) and -exponent > want.scale:
+            return f"more than {want.scale} digits after the point"
+    return None

@@ -403,6 +403,33 @@ def test_E066_a_given_value_the_column_would_round_is_refused(row, message) -> N
         assert (diag.code, diag.message) == ("E066", f"test `t`: {message}")
 
 
+CASE_SOURCE = "source src {\n  id: int\n  a: int\n}\n"
+
+
+@pytest.mark.parametrize("body, code, message", [
+    ("let ID = id + 100\n  select ID as big, id as small", "E015",
+     "column `ID` clashes with `id`"),
+    ("derive ID = id + 1\n  select id, ID", "E015", "column `ID` clashes with `id`"),
+    ("select id, a as ID", "E015", "column `ID` clashes with `id`"),
+    ("group id\n  aggregate n = count(), N = count()", "E015", "column `N` clashes with `n`"),
+    ("select id\n  let a = 0", "E051", "`let` after `select`"),
+])
+def test_names_differing_only_in_case_and_a_let_after_select_are_refused(body, code, message):
+    """DuckDB compares names without case: `ID` beside `id` read `id` (wrong rows, exit
+    0). A `let` after `select` was computed before it, over the source's `a`."""
+    text = CASE_SOURCE + f"model m {{\n  from src\n  {body}\n}}\n"
+    [diag] = load_text(text).diagnostics
+    assert (diag.code, diag.message) == (code, message)
+
+
+def test_models_differing_only_in_case_are_E014() -> None:
+    text = CASE_SOURCE + "model totals {\n  from src\n}\nmodel Totals {\n  from src\n}\n"
+    [diag] = load_text(text).diagnostics
+    assert diag.code == "E014"
+    assert diag.message == ("`Totals` clashes with `totals`: SQL engines compare table names "
+                            "without case")
+
+
 def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "m.strata"
     path.write_text(CASES[0].text)

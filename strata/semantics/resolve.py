@@ -133,6 +133,16 @@ class Entry:
     output: bool = True  # part of the output when there is no select
 
 
+_CASE_NOTE = "SQL engines compare column names without case"
+
+
+def same_name(a: str, b: str) -> bool:
+    """One name to the engine: identifiers are case-sensitive in Strata (SPEC §1.2) and
+    compared without case by DuckDB and most SQL engines, so names that differ only
+    in case may not sit side by side in one relation."""
+    return a.lower() == b.lower()
+
+
 @dataclass
 class Scope:
     entries: list[Entry] = field(default_factory=list)
@@ -211,18 +221,23 @@ class Resolver:
 
     # ------------------------------------------------------------ declarations
     def _collect(self) -> None:
-        seen: dict[str, Span] = {}
+        seen: dict[str, tuple[str, Span]] = {}
         for file in self.files:
             base_dir = Path(file.path).parent
             for decl in file.declarations:
                 kind = type(decl).__name__.replace("Decl", "").lower()
-                key = decl.name if kind != "test" else "test " + decl.name
+                # sources and models name tables and views: SQL engines compare those
+                # without case, so `Totals` and `totals` would be one table
+                key = decl.name.lower() if kind != "test" else "test " + decl.name
                 if key in seen:
-                    first = seen[key]
-                    self.error("E014", f"`{decl.name}` is declared twice", decl.name_span,
+                    name, first = seen[key]
+                    what = (f"`{decl.name}` is declared twice" if name == decl.name else
+                            f"`{decl.name}` clashes with `{name}`: SQL engines compare table "
+                            "names without case")
+                    self.error("E014", what, decl.name_span,
                                f"first declared at {first.file}:{first.line}:{first.column}")
                     continue
-                seen[key] = decl.name_span
+                seen[key] = (decl.name, decl.name_span)
                 if isinstance(decl, ast.SourceDecl):
                     self._source(decl, base_dir)
                 elif isinstance(decl, ast.ModelDecl):
@@ -232,13 +247,17 @@ class Resolver:
 
     def _source(self, decl: ast.SourceDecl, base_dir: Path) -> None:
         columns: list[tuple[str, T.Type]] = []
-        names: set[str] = set()
+        names: dict[str, str] = {}
         for col in decl.columns:
-            if col.name in names:
+            if col.name.lower() in names:
+                other = names[col.name.lower()]
                 self.error("E015", f"column `{col.name}` is declared twice in source "
-                           f"`{decl.name}`", col.span)
+                           f"`{decl.name}`" if other == col.name else
+                           f"column `{col.name}` clashes with `{other}` in source "
+                           f"`{decl.name}`", col.span,
+                           None if other == col.name else _CASE_NOTE)
                 continue
-            names.add(col.name)
+            names[col.name.lower()] = col.name
             typ = resolve_type(col.type, self.diags)
             columns.append((col.name, typ or ERROR))
         if not decl.columns:
@@ -375,6 +394,7 @@ class ModelResolver:
         self.stages: list = []
         self.reads: list[RelationRef] = []
         self.phase = "base"  # until the first join, expand, group or set operation
+        self.selected = False  # a `select` replaced the scope (no `let` after it)
         self.defs: dict[int, exp.Expression] = {}  # computed col id -> its expression
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
@@ -449,6 +469,13 @@ class ModelResolver:
         if self.phase != "base":
             self.error("E051", "`let` after a join, expand, group or set operation", step.span,
                        "`let` adds columns to the base scope; use `derive` here")
+            return
+        if self.selected:
+            # the base scope is behind the `select`: a `let` here would be computed
+            # before it, over columns the select dropped or renamed
+            self.error("E051", "`let` after `select`", step.span,
+                       "`let` adds columns to the base scope, before the `select`: move it "
+                       "up, or use `derive` here")
             return
         for item in step.items:
             typed = self._typed_base(item.expr, "let")
@@ -562,9 +589,12 @@ class ModelResolver:
                 self.error("E037", f"`{item.name}` aggregates nothing", item.expr.span,
                            "use an aggregate such as count(), sum(x), min(x), max(x), avg(x)")
                 continue
-            if any(c.name == item.name for c, _ in keys) or any(
-                    c.name == item.name for c, _ in aggs):
-                self.error("E015", f"column `{item.name}` is defined twice", item.span)
+            other = next((c.name for c, _ in [*keys, *aggs] if same_name(c.name, item.name)),
+                         None)
+            if other is not None:
+                self.error("E015", f"column `{item.name}` is defined twice" if other ==
+                           item.name else f"column `{item.name}` clashes with `{other}`",
+                           item.span, None if other == item.name else _CASE_NOTE)
                 continue
             col = self.r.new_col(item.name, typed.type)
             aggs.append((col, _inline(typed.node, self.defs)))
@@ -590,7 +620,7 @@ class ModelResolver:
 
     def _select(self, step: ast.Select) -> None:
         items = []
-        names: set[str] = set()
+        names: dict[str, str] = {}
         new_scope = Scope(aliases=[])
         for item in step.items:
             typed = self.typer("select").type(item.expr)
@@ -599,11 +629,14 @@ class ModelResolver:
                 self.error("E054", "a computed `select` item needs a name", item.span,
                            "add `as name`, or compute it with `derive`")
                 continue
-            if name in names:
-                self.error("E015", f"column `{name}` is selected twice", item.span,
-                           "rename one with `as`")
+            if name.lower() in names and typed.type != ERROR:
+                other = names[name.lower()]
+                self.error("E015", f"column `{name}` is selected twice" if other == name else
+                           f"column `{name}` clashes with `{other}`", item.span,
+                           "rename one with `as`" if other == name else
+                           "rename one with `as`: " + _CASE_NOTE)
                 continue
-            names.add(name)
+            names[name.lower()] = name
             col = self.r.new_col(name, typed.type)
             node = _inline(typed.node, self.defs)
             self.defs[col.id] = node
@@ -611,6 +644,7 @@ class ModelResolver:
             new_scope.add(col)
         self.stages.append(SelectStage(items))
         self.scope = new_scope
+        self.selected = True
 
     def _setop(self, step: ast.SetOp) -> None:
         self.phase = "post"
@@ -653,6 +687,14 @@ class ModelResolver:
             self.error("E015", f"column `{name}` already exists", span,
                        f"pick another name, and rename it in the final `select` "
                        f"(`select ..., new_name as {name}`)")
+            return True
+        other = next((e.col.name for e in self.scope.entries
+                      if e.visible and same_name(e.col.name, name)), None)
+        if other is not None:
+            self.error("E015", f"column `{name}` clashes with `{other}`", span,
+                       "pick another name: " + _CASE_NOTE)
+            # in scope all the same, untyped, so what reads it says nothing more
+            self.scope.add(self.r.new_col(name, ERROR))
             return True
         return False
 

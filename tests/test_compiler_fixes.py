@@ -250,3 +250,20 @@ model m {
                 node = next(a for a in tree.expressions if a.alias_or_name == alias).this
                 assert isinstance(node, exp.Cast), (dialect, alias)
             assert "base.d + 1" not in stmt.sql and "base.ts + base.n" not in stmt.sql
+
+
+def test_an_aggregate_over_an_aggregate_that_reads_none_of_its_columns(tmp_path):
+    """`count()` over an aggregate's rows reads no column of it: the CTE closing the
+    first aggregate had an empty select list (`SELECT FROM base`), an engine error."""
+    module = _module(tmp_path, """
+source orders = file 'orders.csv' { id: int, amount: int }
+model whole { from orders; aggregate n = count(); aggregate m = count() }
+model groups { from orders; group amount; aggregate n = count(); aggregate k = count() }
+""")
+    import strata
+
+    con = duckdb.connect()
+    for name, want in (("whole", [(1,)]), ("groups", [(2,)])):
+        sql = strata.model_sql(module, name, pretty=False).replace(
+            "'orders.csv'", repr(str(tmp_path / "orders.csv")))
+        assert con.execute(sql).fetchall() == want

@@ -220,7 +220,9 @@ class QueryBuilder:
 
     def _close(self, block: Block, index: int) -> Block:
         """Turn the open block into a CTE holding the columns stages[index:] still read."""
-        live = [c for c in block.scope if c.id in self.needed[index]]
+        # a CTE needs a column even when later stages read none of them (`count()`
+        # over an aggregate's rows): the rows are what they count
+        live = [c for c in block.scope if c.id in self.needed[index]] or block.scope[:1]
         names = _unique_names(live)
         name = self._add_cte(block.kind, block.select(live, names))
         env: Env = {c.id: Ref(n, name) for c, n in zip(live, names)}

@@ -267,3 +267,27 @@ model groups { from orders; group amount; aggregate n = count(); aggregate k = c
         sql = strata.model_sql(module, name, pretty=False).replace(
             "'orders.csv'", repr(str(tmp_path / "orders.csv")))
         assert con.execute(sql).fetchall() == want
+
+
+def test_extract_parts_are_typed_as_the_engine_returns_them(tmp_path):
+    """`extract(epoch from ts)` was typed int; DuckDB returns DOUBLE (fractions of a
+    second), so `pin columns { e: int }` passed `check` and failed at run time."""
+    from strata.semantics import functions as F
+
+    parts = sorted(F.EXTRACT_PARTS)
+    derives = ", ".join(f"p_{p} = extract({p} from ts)" for p in parts)
+    (tmp_path / "m.strata").write_text(
+        "source src { ts: timestamp }\n"
+        f"model m {{ from src; derive {derives} }}\n")
+    module = load_module(tmp_path / "m.strata")
+    assert module.ok, module.diagnostics
+    inferred = {c.name: c.type.kind for c in module.plan("m").output}
+    con = duckdb.connect()
+    con.execute("CREATE TABLE src AS SELECT TIMESTAMP '2024-01-02 03:04:05.5' AS ts")
+    import strata
+
+    row = con.execute(f"SELECT * FROM ({strata.model_sql(module, 'm', pretty=False)})")
+    engine = {d[0]: str(d[1]) for d in row.description}
+    kinds = {"BIGINT": "int", "DOUBLE": "double"}
+    assert {f"p_{p}": kinds[engine[f"p_{p}"]] for p in parts} == {
+        f"p_{p}": inferred[f"p_{p}"] for p in parts}

@@ -247,8 +247,10 @@ class ExpressionTyper:
         if inner.type not in (T.DATE, T.TIMESTAMP, T.NULL, ERROR):
             return self.error("E031", f"extract needs a date or timestamp, found {inner.type}",
                               node.span)
+        # epoch keeps the fraction of a second (DuckDB: DOUBLE); every other part is whole
+        part_type = T.DOUBLE if node.part == "epoch" else T.INT
         return Typed(exp.Extract(this=exp.Var(this=node.part.upper()), expression=inner.node),
-                     T.INT, inner.refs, inner.aggregate)
+                     part_type, inner.refs, inner.aggregate)
 
     # ------------------------------------------------------------ functions
     def _call(self, node: ast.Call) -> Typed:

@@ -430,6 +430,17 @@ def test_models_differing_only_in_case_are_E014() -> None:
                             "without case")
 
 
+@pytest.mark.parametrize("literal, ok", [("9223372036854775807", True),
+                                         ("9223372036854775808", False),
+                                         ("99999999999999999999999999999999999999999", False),
+                                         ("1e20", True)])
+def test_E036_an_integer_past_64_bits(literal, ok) -> None:
+    """It became HUGEINT (or DuckDB's BIGNUM) in the table while typed `int`."""
+    text = CASE_SOURCE + f"model m {{\n  from src\n  derive x = {literal}\n}}\n"
+    diags = load_text(text).diagnostics
+    assert [d.code for d in diags] == ([] if ok else ["E036"])
+
+
 def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "m.strata"
     path.write_text(CASES[0].text)

@@ -38,6 +38,8 @@ _CONTINUES_AFTER = {"LBRACE", "COMMA", "EQ", "CMP_OP", "ROWS_OP", "PLUS", "MINUS
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
 
+_INT_MAX = 2**63 - 1  # `int` is 64-bit (SPEC §1.3)
+
 # a literal of the right shape whose values do not exist (2024-02-30, hour 25)
 _DATE_SHAPE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP_SHAPE = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
@@ -304,6 +306,11 @@ class _ToAst(Transformer):
             # 1e999 is inf in Python, and `inf` in SQL would read as a column name
             raise fail("E036", f"the number {children[0]} is out of range",
                        self.S(meta), "a double holds up to about 1.8e308")
+        if isinstance(value, int) and value > _INT_MAX:
+            # the engine would widen it (HUGEINT, then a type of its own), not an `int`
+            raise fail("E036", f"the integer {children[0]} is out of range", self.S(meta),
+                       f"int is 64-bit, up to {_INT_MAX}; for a larger number write a "
+                       "double, e.g. 1e20")
         kind = "int" if isinstance(value, int) else ("decimal" if isinstance(value, Decimal) else "double")
         return ast.Literal(value, kind, self.S(meta))
 

@@ -54,6 +54,14 @@ def decimal_shape(engine_type: str) -> tuple[int, int] | None:
         return None
 
 
+def keeps_scale(engine_type: str, scale: int | None) -> bool:
+    """Does a DECIMAL engine type keep to `scale` fraction digits (a contract's
+    decimal(p, s))? A wider precision passes: engines widen it on the way (DuckDB types
+    `i * 1.5` DECIMAL(21, 1)); more fraction digits than promised do not."""
+    found = decimal_shape(engine_type)
+    return scale is None or found is None or found[1] <= scale
+
+
 def quoted(name: str) -> str:
     """A DuckDB identifier in double quotes (plain string work: this runs per column of
     every table a run hashes)."""

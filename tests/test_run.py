@@ -362,6 +362,24 @@ def test_a_decimal_source_column_keeps_to_the_declared_fraction_digits(tmp_path,
         assert f"column `v` is {engine_type}, declared decimal(12, 2)" in proc.stderr
 
 
+def test_pin_columns_decimal_keeps_to_its_fraction_digits_at_run_time(tmp_path):
+    """`pin columns { amount: decimal(5, 0) }` over a DECIMAL(10,2) column: the
+    compile-time check compares kinds (the engine picks decimal widths), the run-time
+    one sees the real type, whose cents the contract does not promise."""
+    execute(tmp_path / "w.duckdb", "CREATE TABLE src AS SELECT 12.34::DECIMAL(10,2) AS amount")
+    (tmp_path / "m.strata").write_text(
+        "source src {\n  amount: decimal(10, 2)\n}\nmodel m {\n  from src\n  select amount\n"
+        "  pin columns { amount: decimal(5, 0) }\n}\n")
+    strata("check", "m.strata", cwd=tmp_path, check=True)
+    proc = strata("run", "m.strata", "-o", "w.duckdb", cwd=tmp_path, check=False)
+    assert error_code(proc) == "E060"
+    assert "has `amount` as DECIMAL(10,2), the contract says decimal(5, 0)" in proc.stderr
+    (tmp_path / "m.strata").write_text(
+        "source src {\n  amount: decimal(10, 2)\n}\nmodel m {\n  from src\n  select amount\n"
+        "  pin columns { amount: decimal(5, 2) }\n}\n")
+    strata("run", "m.strata", "-o", "w.duckdb", cwd=tmp_path, check=True)
+
+
 def test_a_source_overridden_twice_is_E078(built):
     p, _ = built
     p.sql("CREATE TABLE orders_a AS SELECT * FROM orders",

@@ -393,6 +393,8 @@ def _kind_fits(declared: Type, engine_type: str) -> bool:
         return kind.startswith("list<") and _kind_fits(declared.element, engine_type.strip()[:-2])
     if kind.startswith(("other", "list")):
         return False
+    if declared.kind == "decimal" and kind == "decimal":
+        return duck.keeps_scale(engine_type, declared.scale)
     return types_fit(declared, Type(kind))
 
 

@@ -120,22 +120,11 @@ def _fits(declared: Type, engine_type: str) -> bool:
     if declared.kind == "decimal" and kind == "int":
         return True
     if declared.kind == "decimal" and kind == "decimal":
-        return _decimal_holds(declared, engine_type)
+        # decimal(12, 2) promises cents: a DECIMAL(18, 4) would carry 1.2555 through
+        return duck.keeps_scale(engine_type, declared.scale)
     if declared.kind == "timestamp" and kind == "date":
         return False
     return types_fit(declared, Type(kind)) if not kind.startswith("other") else False
-
-
-def _decimal_holds(declared: Type, engine_type: str) -> bool:
-    """Does the engine's DECIMAL(p2, s2) keep to the declared decimal(p, s)'s fraction
-    digits? A DECIMAL(18, 4) declared decimal(12, 2) would carry 1.2555 through a
-    contract that says cents. A wider precision is let through: engines widen it on
-    the way (DuckDB types `i * 1.5` DECIMAL(21, 1)), and the values, not the width,
-    are what a contract on the type promises."""
-    if declared.scale is None:
-        return True
-    found = duck.decimal_shape(engine_type)
-    return found is None or found[1] <= declared.scale
 
 
 def fingerprint(con, src: SourceInfo, binding: SourceBinding,

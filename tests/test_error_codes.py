@@ -441,6 +441,17 @@ def test_E036_an_integer_past_64_bits(literal, ok) -> None:
     assert [d.code for d in diags] == ([] if ok else ["E036"])
 
 
+@pytest.mark.parametrize("unit, message, hint", [
+    ("'weeks'", "`date_diff`: unknown unit 'weeks'", "did you mean `week`?"),
+    ("'fortnight'", "`date_diff`: unknown unit 'fortnight'",
+     "units: 'year', 'quarter', 'month', 'week', 'day', 'hour', 'minute', 'second'"),
+    ("id", "`date_diff` needs a unit string first, such as 'day' or 'month'", None)])
+def test_E031_an_unknown_date_unit_is_named_as_such(unit, message, hint) -> None:
+    text = CASE_SOURCE + f"model m {{\n  from src\n  derive w = date_diff({unit}, id, id)\n}}\n"
+    [diag] = load_text(text).diagnostics
+    assert (diag.code, diag.message, diag.hint) == ("E031", message, hint)
+
+
 def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "m.strata"
     path.write_text(CASES[0].text)

@@ -280,8 +280,12 @@ class ExpressionTyper:
         unit: exp.Expression | None = None
         if fn.leading_unit:
             first = args_src.pop(0)
-            if not (isinstance(first, ast.Literal) and first.kind == "text"
-                    and first.value.lower() in F.DATE_UNITS):
+            if isinstance(first, ast.Literal) and first.kind == "text" and \
+                    first.value.lower() not in F.DATE_UNITS:
+                return self.error("E031", f"`{name}`: unknown unit '{first.value}'", first.span,
+                                  did_you_mean(first.value.lower().rstrip("s"), F.DATE_UNITS)
+                                  or "units: " + ", ".join(f"'{u}'" for u in F.DATE_UNIT_ORDER))
+            if not (isinstance(first, ast.Literal) and first.kind == "text"):
                 return self.error("E031", f"`{name}` needs a unit string first, such as 'day' or "
                                   f"'month'", first.span)
             unit = exp.Literal.string(first.value.lower())

@@ -33,7 +33,8 @@ class Function:
 
 NON_DETERMINISTIC = {"now", "current_timestamp", "current_date", "current_time", "random",
                      "rand", "uuid", "gen_random_uuid", "today", "localtimestamp"}
-DATE_UNITS = {"year", "quarter", "month", "week", "day", "hour", "minute", "second"}
+DATE_UNIT_ORDER = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
+DATE_UNITS = set(DATE_UNIT_ORDER)
 
 
 def _duck(name: str) -> Callable[[list[exp.Expression]], exp.Expression]:

@@ -33,5 +33,28 @@ class Dialect:
         `tree` itself instead of a deep copy: for a caller that drops the tree after."""
         # SQLGlot only logs a warning for what a dialect cannot express and renders
         # something wrong anyway; raising lets the compiler say E091 instead.
+        if type(self).adapt is not Dialect.adapt:
+            tree = self.adapt(tree.copy() if copy else tree)
+            copy = False
         return tree.sql(dialect=self.sqlglot, pretty=pretty, copy=copy,
                         unsupported_level=ErrorLevel.RAISE)
+
+    def adapt(self, tree: exp.Expression) -> exp.Expression:
+        """This engine's own rewrites of a (private) tree before rendering: where
+        SQLGlot renders a function whose meaning differs from DuckDB's, the engine
+        Strata's semantics follow. None by default."""
+        return tree
+
+
+def whole_weeks(node: exp.Expression) -> exp.Expression:
+    """DuckDB's date_diff('week', a, b) counts whole weeks (days / 7, toward zero); an
+    engine whose own week difference counts week boundaries gets that instead."""
+    if isinstance(node, exp.DateDiff) and _unit(node) == "WEEK":
+        days = exp.DateDiff(this=node.this, expression=node.expression, unit=exp.var("DAY"))
+        return exp.IntDiv(this=days, expression=exp.Literal.number(7))
+    return node
+
+
+def _unit(node: exp.Expression) -> str:
+    unit = node.args.get("unit")
+    return unit.name.upper() if unit is not None else ""

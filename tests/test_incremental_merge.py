@@ -450,6 +450,25 @@ model m {{
         assert result(run_lib(module, wh), "up").path == "pushdown"
         assert [r[0] for r in view(wh, "up")] == [1, 2, 3, 5, 6]
 
+    def test_a_merge_and_a_full_computation_of_the_same_data_have_different_ids(
+            self, tmp_path):
+        """Run ids are content ids: over the same data, a merge (which keeps a row
+        deleted upstream) and the full computation an override forces (which drops it)
+        must not share one, or `rollback ID` would restore the wrong rows."""
+        wh = tmp_path / "w.duckdb"
+        module = write_module(tmp_path, ORDERS + upsert_model())
+        make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
+        run_lib(module, wh)
+        sql(wh, "DELETE FROM orders WHERE id = 1",
+            "CREATE TABLE orders_copy AS SELECT * FROM orders")
+        merged = run_lib(module, wh)
+        full = run_lib(module, wh, overrides={"orders": "orders_copy"})
+        assert result(full, "up").path == "full"
+        assert merged.run_id != full.run_id
+        assert [r[0] for r in view(wh, "up")] == [2]
+        cli("rollback", merged.run_id, "-o", str(wh))
+        assert [r[0] for r in view(wh, "up")] == [1, 2]
+
     def test_nothing_past_the_watermark_reuses_the_previous_snapshot(self, tmp_path):
         wh = tmp_path / "w.duckdb"
         module = write_module(tmp_path, ORDERS + upsert_model())

@@ -64,9 +64,8 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
     if previous.code_fp != code_fp and not run.published_with_code(name, prev_name, code_fp):
         result.notes.append("code changed since the previous snapshot: computed in full")
         return None
-    moved = _moved_source(run, name, previous)
-    if moved is not None:
-        result.notes.append(moved)
+    if name in run.moved:
+        result.notes.append(run.moved[name])
         return None
     if previous.row_count == 0:
         result.notes.append("previous snapshot is empty: computed in full")
@@ -85,6 +84,20 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
                             "full")
         return None
     return Merge(previous, watermark)
+
+
+def sources_moved(run: Run, previous: dict[str, str]) -> dict[str, str]:
+    """model -> why it is computed in full, for the models about to merge onto
+    `previous` (model -> snapshot) whose sources now read another relation. Decided
+    before the run id: a merge and a full computation over the same data may give
+    different rows, so they must not share an id."""
+    records = H.records(run.wh, previous.values())
+    moved = {}
+    for model, snap in previous.items():
+        record = records.get(snap)
+        if record is not None and (why := _moved_source(run, model, record)) is not None:
+            moved[model] = why
+    return moved
 
 
 def _moved_source(run: Run, model: str, previous: H.SnapshotRecord) -> str | None:

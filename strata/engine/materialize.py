@@ -164,6 +164,7 @@ class Run:
         self.source_text: dict[str, str] = {}
         # run id -> {source: relation} that run read (incremental merges compare)
         self.relations_read_by: dict[str, dict[str, str] | None] = {}
+        self.moved: dict[str, str] = {}  # model -> why its source change forbids a merge
         # concurrent builds (opts.workers > 1): models' CTAS run in lanes (worker
         # threads, see strata/engine/lanes.py); pins, hashes, identity and publication
         # stay on the main thread
@@ -231,6 +232,8 @@ class Run:
         # fully recomputed one does not depend on what the live view shows
         previous = {m: live[m] for m in closure if m in live and _merges(module.plan(m))
                     and m not in opts.force_full and m not in opts.keep}
+        self.moved = incremental.sources_moved(self, previous)
+        previous = {m: s for m, s in previous.items() if m not in self.moved}
         rid = run_id(opts.branch, selection, code_fps, source_fps, previous,
                      [opts.kind, opts.backfill_of, opts.full_refresh,
                       sorted(opts.force_full), opts.stage_only, sorted(reasons)]

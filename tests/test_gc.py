@@ -376,6 +376,26 @@ def test_branch_option_considers_only_that_branch(tmp_path):
     assert p.query("SELECT count(*) FROM dev.v_big") == [(39,)]
 
 
+def test_branch_option_keeps_what_another_branch_lists(tmp_path):
+    """A branch made from main lists main's snapshots in its `branch` entry. After main
+    moved on, `gc --branch dev` collected them as dev's: main's run could no longer be
+    verified or rolled back to, though main was outside the gc's scope."""
+    p = make(tmp_path)
+    main_runs = history_of_runs(p, [1, 2])
+    p.cli("branch", "create", "dev", "--from", "main", "-o", str(p.wh), now=day(3))
+    p.sql("UPDATE orders SET amount = amount + 2 WHERE id = 31")
+    p.run(day(4))  # main moves on
+    for n in (5, 6):
+        p.sql("UPDATE orders SET amount = amount + 1 WHERE id = 30")
+        p.run(day(n), "--branch", "dev")
+    report = p.gc(day(60), "--older-than", "30d", "--keep-last", "1", "--branch", "dev")
+    shared = snap(main_runs[1], "big")
+    assert shared not in {c["snapshot"] for c in report["collected"]}
+    assert report["kept"][shared].endswith("(outside --branch dev)")
+    p.cli("verify", main_runs[1]["run_id"], "-o", str(p.wh))
+    p.cli("rollback", main_runs[1]["run_id"], "-o", str(p.wh), now=day(61))
+
+
 # ------------------------------------------------------------------ layered snapshots
 def test_layered_snapshots_keep_their_base_and_layer_tables(tmp_path):
     p = make(tmp_path, LAYERED)

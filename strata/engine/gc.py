@@ -191,8 +191,14 @@ def _why_kept(rec: H.SnapshotRecord, entries: list[H.HistoryEntry], live: dict[s
     for entry in entries:
         if entry.seq in last_n:
             return f"run {entry.id} is among the last {opts.keep_last} of {entry.branch}"
-    if opts.branch is not None and not any(e.branch == opts.branch for e in entries):
-        return f"not in the history of {opts.branch} (--branch)"
+    if opts.branch is not None:
+        if not any(e.branch == opts.branch for e in entries):
+            return f"not in the history of {opts.branch} (--branch)"
+        # a branch made from another lists that branch's snapshots too: outside the
+        # scope of --branch, a run of the other branch still needs them
+        other = next((e for e in entries if e.branch != opts.branch), None)
+        if other is not None:
+            return f"run {other.id} on {other.branch} lists it (outside --branch {opts.branch})"
     if not entries and _time(rec.created_at) >= cutoff:
         return "newer than the cutoff"
     return None

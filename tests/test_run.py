@@ -380,6 +380,23 @@ def test_pin_columns_decimal_keeps_to_its_fraction_digits_at_run_time(tmp_path):
     strata("run", "m.strata", "-o", "w.duckdb", cwd=tmp_path, check=True)
 
 
+def test_replay_execute_blames_a_model_only_on_the_sources_it_reads(tmp_path):
+    execute(tmp_path / "w.duckdb", "CREATE TABLE a AS SELECT 1 AS id",
+            "CREATE TABLE b AS SELECT 1 AS id")
+    (tmp_path / "m.strata").write_text(
+        "source a {\n  id: int\n}\nsource b {\n  id: int\n}\n"
+        "model ma {\n  from a\n}\nmodel mb {\n  from b\n}\nmodel mc {\n  from ma\n}\n")
+    first = json.loads(strata("run", "m.strata", "-o", "w.duckdb", "--json", cwd=tmp_path,
+                              check=True).stdout)
+    execute(tmp_path / "w.duckdb", "INSERT INTO a VALUES (2)", "INSERT INTO b VALUES (2)")
+    proc = strata("replay", first["run_id"], "-o", "w.duckdb", "--execute", "--json",
+                  cwd=tmp_path, check=False)
+    notes = {r["model"]: r["note"] for r in json.loads(proc.stdout)["replay"]["models"]}
+    assert notes == {"ma": "sources changed since the run: a",
+                     "mb": "sources changed since the run: b",
+                     "mc": "sources changed since the run: a"}
+
+
 def test_a_source_overridden_twice_is_E078(built):
     p, _ = built
     p.sql("CREATE TABLE orders_a AS SELECT * FROM orders",

@@ -150,8 +150,15 @@ def replay_execute(wh: Warehouse, run_id: str) -> Replay:
                 now_fp = f"unreadable: {_first_line(err)}"
             if now_fp != fp:
                 replay.source_drift[name] = (fp, now_fp)
+        upstream: dict[str, set[str]] = {}  # model -> the sources it reads, transitively
         for model in recipe["order"]:
             tree = sqlglot.parse_one(recipe["code"][model], read="duckdb")
+            upstream[model] = set()
+            for node in tree.find_all(exp.Table):
+                if node.db == "__source":
+                    upstream[model].add(node.name)
+                elif node.db == "__model":
+                    upstream[model] |= upstream.get(node.name, set())
 
             def bind(node):
                 if isinstance(node, exp.Table) and node.db in ("__source", "__model"):
@@ -176,8 +183,9 @@ def replay_execute(wh: Warehouse, run_id: str) -> Replay:
             actual = row_hash(wh.con, internal(name), [c for c, _ in schema]).digest(schema)
             ok = actual == rec.content_hash
             note = ""
-            if not ok and replay.source_drift:
-                note = "sources changed since the run: " + ", ".join(sorted(replay.source_drift))
+            drifted = sorted(set(replay.source_drift) & upstream[model])
+            if not ok and drifted:
+                note = "sources changed since the run: " + ", ".join(drifted)
             elif not ok and _merged_in(entry, recipe, model):
                 note = ("incremental model: its merged history legitimately differs from a full "
                         "recompute (rows changed without moving the watermark)")

@@ -284,9 +284,13 @@ def test_collected_run_gives_E076_for_rollback_replay_and_verify(six_runs):
         text = error_text(proc, "E076")
         assert "collected by gc at 2026-03-01 00:00:00" in text
         assert report["gc_id"] in text
-    # the entry itself is still there to read
+    # the entry itself is still there to read, and says which gc took its snapshots
     shown = json.loads(p.cli("replay", old, "-o", str(p.wh), "--json").stdout)
-    assert shown["id"] == old
+    assert shown["id"] == old and shown["collected_by"] == report["gc_id"]
+    listed = {e["id"]: e["collected_by"] for e in
+              json.loads(p.cli("history", "-o", str(p.wh), "--json").stdout)}
+    assert listed[old] == report["gc_id"] and listed[runs[5]["run_id"]] is None
+    assert f"collected by gc {report['gc_id']}" in p.cli("history", "-o", str(p.wh)).stdout
     # kept runs still verify, replay (the last one: its sources are unchanged) and roll back
     kept = runs[4]["run_id"]
     p.cli("verify", kept, "-o", str(p.wh))

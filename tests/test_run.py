@@ -238,6 +238,7 @@ def test_history_and_replay_json_shapes(built):
         for key in ("id", "kind", "branch", "started_at", "models", "overrides",
                     "source_fingerprints", "snapshots", "backfill_of", "reason"):
             assert key in e, key
+        assert e["collected_by"] is None  # the gc that took one of its snapshots, if any
     run = entries[1]
     assert run["id"] == first["run_id"] and run["branch"] == "main"
     assert run["models"] == MODELS and run["overrides"] == {}

@@ -184,12 +184,13 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
         if branch is not None:
             ensure_branch(wh, branch)
         items = H.entries(wh, branch)
+        if limit is not None:
+            items = items[:limit]
+        collected_by = _collected_by(wh, items)
     finally:
         wh.close()
-    if limit is not None:
-        items = items[:limit]
     if as_json:
-        print_json([_public(e) for e in items])
+        print_json([{**_public(e), "collected_by": collected_by[e.seq]} for e in items])
         return
     out = console()
     if not items:
@@ -204,8 +205,20 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
         if e.kind == "gc":  # it built nothing: say what it took away
             counts = (f"collected={len(e.details.get('collected', []))} "
                       f"leftovers={len(e.details.get('leftovers', []))}")
+        if collected_by[e.seq]:
+            extra += f"  collected by gc {collected_by[e.seq]}"
         out.print(f"{e.id:<12}  {e.kind:<8}  {e.branch:<10}  {e.started_at}  "
                   f"{counts}{extra}", markup=False, highlight=False)
+
+
+def _collected_by(wh: Warehouse, entries: list[H.HistoryEntry]) -> dict[int, str | None]:
+    """entry seq -> the gc that collected one of its snapshots (so the run can no longer
+    be rolled back to, replayed or verified: E076), or None."""
+    names = {s for e in entries for s in e.snapshots.values()}
+    gone = {r.name: r.collected_by for r in H.records(wh, names).values()
+            if r.collected_at is not None}
+    return {e.seq: next((gone[s] for s in e.snapshots.values() if s in gone), None)
+            for e in entries}
 
 
 def _public(entry: H.HistoryEntry) -> dict:
@@ -226,10 +239,11 @@ def replay_cmd(run_id: str, warehouse: str, execute: bool, as_json: bool) -> Non
     wh = Warehouse.open(warehouse, read_only=not execute, create=False)
     try:
         entry = H.find(wh, run_id)
+        collected_by = _collected_by(wh, [entry])[entry.seq]
         replay = ops.replay_execute(wh, run_id) if execute else None
     finally:
         wh.close()
-    data = _public(entry)
+    data = {**_public(entry), "collected_by": collected_by}
     if replay is not None:
         data["replay"] = {"source_drift": {k: {"recorded": a, "now": b}
                                            for k, (a, b) in replay.source_drift.items()},

@@ -20,8 +20,10 @@ class Dialect:
     reads_files: bool  # can a query read a CSV/Parquet path directly?
     row_hash: str | None = None  # SQL function hashing a row, for fingerprints
 
-    def file_source(self, path: str, source_name: str) -> exp.Expression:
-        """The relation a `source x = file '...'` reads.
+    def file_source(self, path: str, source_name: str,
+                    types: dict[str, exp.DataType] | None = None) -> exp.Expression:
+        """The relation a `source x = file '...'` reads; `types` are the declared
+        column types, for a reader that would otherwise guess them.
 
         Engines that cannot read files directly read the table named after the
         source: load the file into it first.

@@ -8,8 +8,12 @@ from dialects.base import Dialect
 
 
 class DuckDB(Dialect):
-    def file_source(self, path: str, source_name: str) -> exp.Expression:
-        reader = "read_parquet" if path.lower().endswith((".parquet", ".pq")) else "read_csv"
+    def file_source(self, path: str, source_name: str,
+                    types: dict[str, exp.DataType] | None = None) -> exp.Expression:
+        parquet = path.lower().endswith((".parquet", ".pq"))
+        if not parquet and types is not None:
+            return csv_reader(path, {n: t.sql("duckdb") for n, t in types.items()})
+        reader = "read_parquet" if parquet else "read_csv"
         args: list[exp.Expression] = [exp.Literal.string(path)]
         # A Table around the call, so the caller can alias it (`FROM read_csv(..) AS o`):
         # the model's columns are read as `<alias>.<column>`.

@@ -17,9 +17,10 @@ class Spark(Dialect):
     def adapt(self, tree: exp.Expression) -> exp.Expression:
         return tree.transform(_boundaries, copy=False)
 
-    def file_source(self, path: str, source_name: str) -> exp.Expression:
+    def file_source(self, path: str, source_name: str,
+                    types: dict[str, exp.DataType] | None = None) -> exp.Expression:
         if not path.lower().endswith((".parquet", ".pq")):
-            return super().file_source(path, source_name)
+            return super().file_source(path, source_name, types)
         return exp.Table(this=exp.to_identifier(path, quoted=True),
                          db=exp.to_identifier("parquet", quoted=False))
 

@@ -43,7 +43,8 @@ def compile_relations(module: Module, dialect: Dialect) -> Relations:
         else:
             src = module.sources[ref.name]
             if src.file is not None:
-                node = dialect.file_source(_shown_path(str(src.file)), ref.name)
+                node = dialect.file_source(_shown_path(str(src.file)), ref.name,
+                                           src.file_types())
             else:
                 node = table(*src.physical)
         if alias and not (isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier)
@@ -113,13 +114,22 @@ def compile_statements(module: Module, dialect_name: str = dialects.DEFAULT,
     dialect = dialects.get(dialect_name)
     relations = compile_relations(module, dialect)
     out: list[Statement] = []
-    for name in select_models(module, models):
+    selected = select_models(module, models)
+    if watermark is not None and not any(_merges(module.plan(m)) for m in selected):
+        raise fail("E084", "--watermark applies to incremental models (append or upsert "
+                   "with a cdc_column); none of the selected models is one", None,
+                   "select one with --models, or leave --watermark out")
+    for name in selected:
         try:
             out.extend(_model_statements(module, name, dialect, relations, watermark))
         except RecursionError:
             raise fail("E092", f"model `{name}` nests an expression too deeply to render",
                        module.models[name].decl.name_span, TOO_DEEP_HINT) from None
     return out
+
+
+def _merges(plan) -> bool:
+    return plan.incremental is not None and plan.incremental.strategy in ("append", "upsert")
 
 
 def _model_statements(module: Module, name: str, dialect: Dialect, relations: Relations,

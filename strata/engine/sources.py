@@ -52,12 +52,7 @@ def bind_source(src: SourceInfo, override: str | None) -> SourceBinding:
         return SourceBinding(src.name, table(*parts), override, override)
     if src.file is not None:
         path = str(src.file)
-        if path.lower().endswith((".parquet", ".pq")):
-            relation = duck.DIALECT.file_source(path, src.name)
-        else:
-            types = {n: t.to_sqlglot().sql("duckdb") for n, t in src.columns
-                     if t.kind != "list"}
-            relation = duck.csv_reader(path, types)
+        relation = duck.DIALECT.file_source(path, src.name, src.file_types())
         return SourceBinding(src.name, relation, path, None)
     return SourceBinding(src.name, table(*src.physical), ".".join(src.physical), None)
 

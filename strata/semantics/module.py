@@ -24,6 +24,11 @@ class SourceInfo:
     def physical(self) -> tuple[str, ...]:
         return self.table or (self.name,)
 
+    def file_types(self) -> dict:
+        """The declared types a file reader is told (so the contract, not a guess,
+        types the columns): every column but lists, which a CSV cannot hold."""
+        return {n: t.to_sqlglot() for n, t in self.columns if t.kind != "list"}
+
 
 @dataclass
 class ModelInfo:

@@ -8,7 +8,10 @@ WITH base AS (
     products.weight_kg,
     products.active,
     products.launched_on
-  FROM READ_CSV('examples/shop/data/products.csv') AS products
+  FROM READ_CSV(
+    'examples/shop/data/products.csv',
+    types := {'id': 'BIGINT', 'sku': 'TEXT', 'name': 'TEXT', 'category': 'TEXT', 'weight_kg': 'DOUBLE', 'active': 'BOOLEAN', 'launched_on': 'DATE'}
+  ) AS products
   WHERE
     products.active
 ), combined AS (

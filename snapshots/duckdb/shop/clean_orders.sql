@@ -7,7 +7,10 @@ WITH base AS (
     o.channel,
     o.order_date,
     o.updated_at
-  FROM READ_CSV('examples/shop/data/orders.csv') AS o
+  FROM READ_CSV(
+    'examples/shop/data/orders.csv',
+    types := {'id': 'BIGINT', 'customer_id': 'BIGINT', 'status': 'TEXT', 'channel': 'TEXT', 'order_date': 'DATE', 'updated_at': 'TIMESTAMP'}
+  ) AS o
   WHERE
     o.status <> 'test' AND NOT o.customer_id IS NULL
 )
@@ -29,7 +32,10 @@ WITH base AS (
     o.channel,
     o.order_date,
     o.updated_at
-  FROM READ_CSV('examples/shop/data/orders.csv') AS o
+  FROM READ_CSV(
+    'examples/shop/data/orders.csv',
+    types := {'id': 'BIGINT', 'customer_id': 'BIGINT', 'status': 'TEXT', 'channel': 'TEXT', 'order_date': 'DATE', 'updated_at': 'TIMESTAMP'}
+  ) AS o
   WHERE
     o.status <> 'test' AND NOT o.customer_id IS NULL AND o.updated_at > $watermark
 ), __delta AS (

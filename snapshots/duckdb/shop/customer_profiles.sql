@@ -9,7 +9,10 @@ WITH base AS (
     customers.updated_at,
     LOWER(TRIM(customers.email)) AS email_norm,
     COALESCE(customers.updated_at, CAST(customers.signup_date AS TIMESTAMP)) AS changed_at
-  FROM READ_CSV('examples/shop/data/customers.csv') AS customers
+  FROM READ_CSV(
+    'examples/shop/data/customers.csv',
+    types := {'id': 'BIGINT', 'name': 'TEXT', 'email': 'TEXT', 'region': 'TEXT', 'signup_date': 'DATE', 'updated_at': 'TIMESTAMP'}
+  ) AS customers
 )
 SELECT
   base.id AS customer_id,
@@ -31,7 +34,10 @@ WITH base AS (
     customers.updated_at,
     LOWER(TRIM(customers.email)) AS email_norm,
     COALESCE(customers.updated_at, CAST(customers.signup_date AS TIMESTAMP)) AS changed_at
-  FROM READ_CSV('examples/shop/data/customers.csv') AS customers
+  FROM READ_CSV(
+    'examples/shop/data/customers.csv',
+    types := {'id': 'BIGINT', 'name': 'TEXT', 'email': 'TEXT', 'region': 'TEXT', 'signup_date': 'DATE', 'updated_at': 'TIMESTAMP'}
+  ) AS customers
   WHERE
     COALESCE(customers.updated_at, CAST(customers.signup_date AS TIMESTAMP)) > $watermark
 ), __delta AS (

@@ -25,7 +25,7 @@ WITH base AS (
   EXCEPT
   SELECT
     email
-  FROM READ_CSV('examples/shop/data/unsubscribes.csv')
+  FROM READ_CSV('examples/shop/data/unsubscribes.csv', types := {'email': 'TEXT'})
 )
 SELECT
   combined_2.email

@@ -7,7 +7,10 @@ WITH base AS (
     orders.channel,
     orders.order_date,
     orders.updated_at
-  FROM READ_CSV('examples/shop/data/orders.csv') AS orders
+  FROM READ_CSV(
+    'examples/shop/data/orders.csv',
+    types := {'id': 'BIGINT', 'customer_id': 'BIGINT', 'status': 'TEXT', 'channel': 'TEXT', 'order_date': 'DATE', 'updated_at': 'TIMESTAMP'}
+  ) AS orders
   WHERE
     orders.status <> 'test'
 ), combined AS (
@@ -23,7 +26,10 @@ WITH base AS (
     customer_id,
     status,
     order_date
-  FROM READ_CSV('examples/shop/data/orders_archive.csv')
+  FROM READ_CSV(
+    'examples/shop/data/orders_archive.csv',
+    types := {'id': 'BIGINT', 'customer_id': 'BIGINT', 'status': 'TEXT', 'order_date': 'DATE'}
+  )
 )
 SELECT
   combined.id,

@@ -25,7 +25,10 @@ SELECT
   base.tags,
   base.updated_at
 FROM base
-LEFT JOIN READ_CSV('examples/shop/data/products.csv') AS p
+LEFT JOIN READ_CSV(
+  'examples/shop/data/products.csv',
+  types := {'id': 'BIGINT', 'sku': 'TEXT', 'name': 'TEXT', 'category': 'TEXT', 'weight_kg': 'DOUBLE', 'active': 'BOOLEAN', 'launched_on': 'DATE'}
+) AS p
   ON base.product_id = p.id;
 
 -- model order_lines (incremental: upsert, full-then-filter)
@@ -55,7 +58,10 @@ WITH base AS (
     base.tags,
     base.updated_at
   FROM base
-  LEFT JOIN READ_CSV('examples/shop/data/products.csv') AS p
+  LEFT JOIN READ_CSV(
+    'examples/shop/data/products.csv',
+    types := {'id': 'BIGINT', 'sku': 'TEXT', 'name': 'TEXT', 'category': 'TEXT', 'weight_kg': 'DOUBLE', 'active': 'BOOLEAN', 'launched_on': 'DATE'}
+  ) AS p
     ON base.product_id = p.id
 ), __delta AS (
   SELECT

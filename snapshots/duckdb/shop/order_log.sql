@@ -7,7 +7,10 @@ WITH base AS (
     orders.channel,
     orders.order_date,
     orders.updated_at
-  FROM READ_CSV('examples/shop/data/orders.csv') AS orders
+  FROM READ_CSV(
+    'examples/shop/data/orders.csv',
+    types := {'id': 'BIGINT', 'customer_id': 'BIGINT', 'status': 'TEXT', 'channel': 'TEXT', 'order_date': 'DATE', 'updated_at': 'TIMESTAMP'}
+  ) AS orders
   WHERE
     orders.status <> 'test'
 )
@@ -30,7 +33,10 @@ WITH base AS (
     orders.channel,
     orders.order_date,
     orders.updated_at
-  FROM READ_CSV('examples/shop/data/orders.csv') AS orders
+  FROM READ_CSV(
+    'examples/shop/data/orders.csv',
+    types := {'id': 'BIGINT', 'customer_id': 'BIGINT', 'status': 'TEXT', 'channel': 'TEXT', 'order_date': 'DATE', 'updated_at': 'TIMESTAMP'}
+  ) AS orders
   WHERE
     orders.status <> 'test' AND orders.order_date > $watermark
 ), __delta AS (

@@ -4,7 +4,10 @@ WITH base AS (
     newsletter.email,
     newsletter.subscribed_at,
     newsletter.confirmed
-  FROM READ_CSV('examples/shop/data/newsletter.csv') AS newsletter
+  FROM READ_CSV(
+    'examples/shop/data/newsletter.csv',
+    types := {'email': 'TEXT', 'subscribed_at': 'TIMESTAMP', 'confirmed': 'BOOLEAN'}
+  ) AS newsletter
   WHERE
     newsletter.confirmed
 )

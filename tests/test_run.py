@@ -398,6 +398,21 @@ def test_replay_execute_blames_a_model_only_on_the_sources_it_reads(tmp_path):
                      "mc": "sources changed since the run: a"}
 
 
+def test_options_that_would_be_silently_ignored_are_errors(built):
+    p, _ = built
+    state = written(p)
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), "--models", "", check=False)
+    assert error_code(proc) == "E079" and "--models names no model" in proc.stderr
+    proc = p.run("compile", str(p.module), "--show-sql", "--models", "paid", "--watermark",
+                 "not-a-value", check=False)
+    assert error_code(proc) == "E084" and "--watermark applies to incremental" in proc.stderr
+    proc = p.run("run", str(p.module), "-o", str(p.warehouse), "--branch", "my-dev",
+                 check=False)
+    assert error_code(proc) == "E074"
+    assert "a branch name is letters, digits and _" in proc.stderr  # not `create my-dev`
+    assert written(p)[1] == state[1]
+
+
 def test_a_source_overridden_twice_is_E078(built):
     p, _ = built
     p.sql("CREATE TABLE orders_a AS SELECT * FROM orders",

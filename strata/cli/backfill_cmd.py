@@ -28,7 +28,7 @@ def backfill_cmd(module: str, run_id: str, sources: tuple[str, ...], models: str
     """Re-run RUN_ID with corrected sources under an audited reason: only the models
     downstream of a corrected source are rebuilt; RUN_ID stays intact."""
     mod = load_checked(module)
-    report = backfill(mod, warehouse, run_id, sources, split_names(models), reason,
+    report = backfill(mod, warehouse, run_id, sources, split_names(models, code="E085"), reason,
                       module_path=module, progress=progress_printer(as_json), workers=workers)
     if as_json:
         print_json(report.to_json())

@@ -24,10 +24,17 @@ from strata.semantics.resolve import load_module
 from strata.syntax.cache import default_dir
 
 
-def split_names(value: str | None) -> list[str] | None:
-    if not value:
+def split_names(value: str | None, code: str = "E079") -> list[str] | None:
+    """`m1,m2` -> names; None when --models was not given. Given but naming nothing
+    (`--models ''`) is an error (E079; backfill's E085), not every model."""
+    if value is None:
         return None
-    return [n.strip() for n in value.split(",") if n.strip()]
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise fail(code, "--models names no model", None,
+                   "give model names, e.g. --models orders,daily_sales; or leave --models "
+                   "out for every model")
+    return names
 
 
 def load_checked(path: str) -> Module:

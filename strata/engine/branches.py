@@ -31,7 +31,9 @@ def branch_exists(wh: Warehouse, name: str) -> bool:
 def ensure_branch(wh: Warehouse, name: str) -> None:
     if not branch_exists(wh, name):
         raise fail("E074", f"unknown branch `{name}`", None,
-                   f"create it first: strata branch create {name} --from main -o {wh.path}")
+                   f"create it first: strata branch create {name} --from main -o {wh.path}"
+                   if _BRANCH_NAME.match(name) else
+                   "a branch name is letters, digits and _ (starting with a letter or _)")
 
 
 def list_branches(wh: Warehouse) -> list[dict]:

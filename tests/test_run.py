@@ -413,6 +413,22 @@ def test_options_that_would_be_silently_ignored_are_errors(built):
     assert written(p)[1] == state[1]
 
 
+def test_plan_says_a_file_source_now_reads_another_file(tmp_path):
+    """plan reads no data, but a moved file source is in the module text: it said
+    'up to date (code)' where run --only-stale then rebuilt."""
+    (tmp_path / "a.csv").write_text("id\n1\n")
+    (tmp_path / "b.csv").write_text("id\n1\n2\n")
+    module = "source t = file '{}' {{\n  id: int\n}}\nmodel m {{\n  from t\n}}\n"
+    (tmp_path / "m.strata").write_text(module.format("a.csv"))
+    strata("run", "m.strata", "-o", "w.duckdb", cwd=tmp_path, check=True)
+    (tmp_path / "m.strata").write_text(module.format("b.csv"))
+    plan = json.loads(strata("plan", "m.strata", "-o", "w.duckdb", "--json", cwd=tmp_path,
+                             check=True).stdout)
+    [m] = plan["models"]
+    assert m["rebuild"] is True
+    assert m["reason"] == f"source `t` now reads `{tmp_path / 'b.csv'}`"
+
+
 def test_a_source_overridden_twice_is_E078(built):
     p, _ = built
     p.sql("CREATE TABLE orders_a AS SELECT * FROM orders",

@@ -16,7 +16,7 @@ from strata.engine.branches import create_branch, ensure_branch, list_branches, 
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
 from strata.engine.pins import declared_unique, planned_checks
-from strata.engine.sources import parse_overrides
+from strata.engine.sources import moved_relations, parse_overrides
 from strata.engine.staleness import plan_reasons
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 from strata.syntax.cache import default_dir
@@ -145,7 +145,9 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
     try:
         ensure_branch(wh, branch)
         base = H.last_with_snapshots(wh, branch)
-        reasons = plan_reasons(mod, closure, code_fps, base, live_snapshots(wh, branch))
+        read_then = (base.details.get("__replay") or {}).get("sources", {}) if base else {}
+        reasons = plan_reasons(mod, closure, code_fps, base, live_snapshots(wh, branch),
+                               moved_relations(mod, read_then))
     finally:
         wh.close()
     note = ("data staleness (changed sources) is decided only by `run --only-stale` and "

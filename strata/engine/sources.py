@@ -57,6 +57,20 @@ def bind_source(src: SourceInfo, override: str | None) -> SourceBinding:
     return SourceBinding(src.name, table(*src.physical), ".".join(src.physical), None)
 
 
+def moved_relations(module: Module, read_then: dict[str, str]) -> dict[str, str]:
+    """source -> what it reads now, for the sources whose relation (without overrides)
+    differs from what a past run read (`read_then`, its replay recipe): a file source
+    pointed at another path, say. Needs no data, so `plan` can say it."""
+    moved = {}
+    for name, then in read_then.items():
+        src = module.sources.get(name)
+        if src is not None:
+            binding = bind_source(src, None)
+            if relation_sql(binding) != then:
+                moved[name] = binding.shown
+    return moved
+
+
 def relation_sql(binding: SourceBinding) -> str:
     return binding.relation.sql(dialect="duckdb")
 

@@ -39,14 +39,21 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
 
 
 def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
-                 base: H.HistoryEntry | None, live: dict[str, str]) -> dict[str, str]:
-    """What `strata plan` can tell without reading data: code, presence, live views."""
+                 base: H.HistoryEntry | None, live: dict[str, str],
+                 moved: dict[str, str] | None = None) -> dict[str, str]:
+    """What `strata plan` can tell without reading data: code, presence, live views,
+    and sources the module now points at another table or file (`moved`: source ->
+    what it reads now)."""
     out = {}
+    moved = moved or {}
     for name in models:
+        hit = sorted(module.sources_upstream(name) & set(moved))
         if base is None or name not in base.snapshots:
             out[name] = "not yet built"
         elif base.code_fingerprints.get(name) != code_fps[name]:
             out[name] = "code changed"
+        elif hit:
+            out[name] = f"source `{hit[0]}` now reads `{moved[hit[0]]}`"
         elif live.get(name) != base.snapshots[name]:
             out[name] = "live view differs from the last run"
         else:

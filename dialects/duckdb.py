@@ -117,6 +117,9 @@ def is_database_file(path) -> bool:
     """Does an existing, non-empty file start like a DuckDB database (the `DUCK`
     magic after the 8-byte checksum)? DuckDB 2 opens other files too: a CSV path
     becomes an in-memory database exposing it, where a run's writes would vanish."""
-    with open(path, "rb") as f:
-        head = f.read(12)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return True  # unreadable: DuckDB's own open says why (E070)
     return len(head) == 12 and head[8:12] == b"DUCK"

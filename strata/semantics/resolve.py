@@ -143,6 +143,16 @@ def same_name(a: str, b: str) -> bool:
     return a.lower() == b.lower()
 
 
+def _duplicate(name: str, other: str, twice: str, where: str = "",
+               hint: str | None = None) -> tuple[str, str | None]:
+    """Message and hint for column `name` defined where `other` already is: the same
+    name `twice`, or a name the engine would not tell apart from it (case)."""
+    if other == name:
+        return f"column `{name}` {twice}{where}", hint
+    return (f"column `{name}` clashes with `{other}`{where}",
+            f"{hint}: {_CASE_NOTE}" if hint else _CASE_NOTE)
+
+
 @dataclass
 class Scope:
     entries: list[Entry] = field(default_factory=list)
@@ -250,12 +260,9 @@ class Resolver:
         names: dict[str, str] = {}
         for col in decl.columns:
             if col.name.lower() in names:
-                other = names[col.name.lower()]
-                self.error("E015", f"column `{col.name}` is declared twice in source "
-                           f"`{decl.name}`" if other == col.name else
-                           f"column `{col.name}` clashes with `{other}` in source "
-                           f"`{decl.name}`", col.span,
-                           None if other == col.name else _CASE_NOTE)
+                message, hint = _duplicate(col.name, names[col.name.lower()],
+                                           "is declared twice", f" in source `{decl.name}`")
+                self.error("E015", message, col.span, hint)
                 continue
             names[col.name.lower()] = col.name
             typ = resolve_type(col.type, self.diags)
@@ -592,9 +599,8 @@ class ModelResolver:
             other = next((c.name for c, _ in [*keys, *aggs] if same_name(c.name, item.name)),
                          None)
             if other is not None:
-                self.error("E015", f"column `{item.name}` is defined twice" if other ==
-                           item.name else f"column `{item.name}` clashes with `{other}`",
-                           item.span, None if other == item.name else _CASE_NOTE)
+                message, hint = _duplicate(item.name, other, "is defined twice")
+                self.error("E015", message, item.span, hint)
                 continue
             col = self.r.new_col(item.name, typed.type)
             aggs.append((col, _inline(typed.node, self.defs)))
@@ -630,11 +636,9 @@ class ModelResolver:
                            "add `as name`, or compute it with `derive`")
                 continue
             if name.lower() in names and typed.type != ERROR:
-                other = names[name.lower()]
-                self.error("E015", f"column `{name}` is selected twice" if other == name else
-                           f"column `{name}` clashes with `{other}`", item.span,
-                           "rename one with `as`" if other == name else
-                           "rename one with `as`: " + _CASE_NOTE)
+                message, hint = _duplicate(name, names[name.lower()], "is selected twice",
+                                           hint="rename one with `as`")
+                self.error("E015", message, item.span, hint)
                 continue
             names[name.lower()] = name
             col = self.r.new_col(name, typed.type)
@@ -691,8 +695,8 @@ class ModelResolver:
         other = next((e.col.name for e in self.scope.entries
                       if e.visible and same_name(e.col.name, name)), None)
         if other is not None:
-            self.error("E015", f"column `{name}` clashes with `{other}`", span,
-                       "pick another name: " + _CASE_NOTE)
+            message, hint = _duplicate(name, other, "", hint="pick another name")
+            self.error("E015", message, span, hint)
             # in scope all the same, untyped, so what reads it says nothing more
             self.scope.add(self.r.new_col(name, ERROR))
             return True

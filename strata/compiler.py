@@ -25,6 +25,7 @@ from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import delta_query, merge_query
 from strata.syntax.text import TOO_DEEP_HINT
+from strata.textsafe import shown_name
 
 WATERMARK_PLACEHOLDER = exp.Placeholder(this="watermark")
 
@@ -176,4 +177,11 @@ def render(tree: exp.Expression, dialect: Dialect, pretty: bool = True,
 
 
 def format_statements(statements: list[Statement]) -> str:
-    return "".join(f"-- model {s.model} ({s.label})\n{s.sql};\n\n" for s in statements)
+    return "".join(f"{header(s)}\n{s.sql};\n\n" for s in statements)
+
+
+def header(statement: Statement) -> str:
+    """`-- model NAME (full)`: the name as `shown_name` writes it, which holds no line
+    end of any engine (`\\r`, `\\x0b`, `\\x85`, U+2028, ...), so the comment ends
+    where the line does and a name cannot smuggle a statement after it."""
+    return f"-- model {shown_name(statement.model)} ({statement.label})"

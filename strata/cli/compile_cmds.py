@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 import dialects
+from strata.buildfiles import write_files
 from strata.cli.main import (
     cli,
     console,
@@ -110,20 +110,11 @@ def build(module: str, out_dir: str, dialect: str, models: str | None, as_json: 
     dialects.get(dialect)
     mod = load_checked(module)
     statements = compile_statements(mod, dialect, split_names(models))
-    target = Path(out_dir)
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise fail("E084", f"cannot create `{out_dir}`: {err.strerror or err}") from None
-    written = []
     by_model: dict[str, list] = {}
     for s in statements:
         by_model.setdefault(s.model, []).append(s)
-    for model, stmts in by_model.items():
-        path = target / f"{model}.sql"
-        path.write_text(format_statements(stmts))
-        written.append(str(path))
+    written = write_files({m: format_statements(st) for m, st in by_model.items()}, out_dir)
     if as_json:
-        print_json({"dialect": dialect, "files": written})
+        print_json({"dialect": dialect, "files": list(written.values()), "models": written})
     else:
         console().print(f"wrote {len(written)} files to {out_dir}", markup=False)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from strata.cli.render import render_all
+from strata.cli.render import render_all, safe_console
 from strata.diagnostics import Diagnostic, StrataError
 
 if TYPE_CHECKING:
@@ -23,10 +23,10 @@ _FILES: dict[str, str] = {}  # sources shown under diagnostics; set by commands 
 
 
 def console(stderr: bool = False) -> Console:
-    from rich.console import Console  # ~0.1 s of imports that `compile --show-sql` never needs
-
-    # emoji off: a location like `m.strata:100:11` is not the `:100:` emoji code
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
+    # rich is imported on the first call: ~0.1 s that `compile --show-sql` never needs.
+    # emoji off: a location like `m.strata:100:11` is not the `:100:` emoji code;
+    # safe: user text (a name holding ESC) reaches the terminal escaped
+    return safe_console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def remember_files(files: dict[str, str]) -> None:

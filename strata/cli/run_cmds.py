@@ -9,6 +9,7 @@ import click
 
 from strata.cli.compile_cmds import json_option, load_checked, models_option, split_names
 from strata.cli.main import cli, console, handled, print_json
+from strata.cli.render import terminal_text
 from strata.compiler import select_models
 from strata.engine import history as H
 from strata.engine import ops
@@ -20,6 +21,7 @@ from strata.engine.sources import moved_relations, parse_overrides
 from strata.engine.staleness import plan_reasons
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 from strata.syntax.cache import default_dir
+from strata.textsafe import shown_name
 
 
 def _warehouse(help_text: str):
@@ -44,6 +46,7 @@ def progress_printer(as_json: bool):
     out = console()
     if not out.is_terminal:
         return None
+    from rich.markup import escape
 
     def show(result: ModelResult) -> None:
         style = _STATUS_STYLE.get(result.status, "white")
@@ -56,8 +59,10 @@ def progress_printer(as_json: bool):
             extra.append(f"{result.rows} rows")
         if result.skipped_checks:
             extra.append(f"{len(result.skipped_checks)} check(s) skipped")
-        tail = f"  [dim]{', '.join(extra)}[/]" if extra else ""
-        out.print(f"  [{style}]{result.status:<8}[/] {result.model:<32} "
+        tail = f"  [dim]{escape(', '.join(extra))}[/]" if extra else ""
+        # the name as the SQL header shows it (escaped, quoted if need be), and as
+        # text: a name `[/]` is not markup
+        out.print(f"  [{style}]{result.status:<8}[/] {escape(f'{shown_name(result.model):<32}')} "
                   f"{result.seconds:6.2f}s{tail}")
 
     return show
@@ -75,7 +80,7 @@ class _Plain:
     imports cost ~20 ms of a command that prints three plain lines)."""
 
     def print(self, text: str, markup: bool = False, highlight: bool = False) -> None:
-        print(text)
+        print(terminal_text(text))
 
 
 def print_report(report: RunReport, as_json: bool) -> None:

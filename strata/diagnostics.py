@@ -145,4 +145,5 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E091": ("the dialect cannot express this", "a construct with no equivalent in the target"),
     "E092": ("an expression is nested too deeply to compile",
              "a chain of a thousand `and`s or `+`s in one expression"),
+    "E093": ("build cannot write a model's file", "a directory named orders.sql in -o DIR"),
 }

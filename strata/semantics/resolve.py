@@ -7,8 +7,10 @@ skipped quietly (its own error was already said).
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import os
+from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -122,6 +124,32 @@ def _file_path(base_dir: Path, written: str) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # a symlink loop, an unreadable directory: run says
         return path.absolute()
+
+
+def _dependency_order(module: Module) -> list[str]:
+    """Models upstream first (Kahn's algorithm); among models ready at once, the one
+    declared first. Models on or behind a cycle are left out.
+
+    A heap of declaration positions picks the next model: sorting the ready list and
+    popping its head at every step, and testing membership in the order list, made
+    resolving 40,000 models take 98 s (quadratic)."""
+    names = list(module.models)
+    position = {n: i for i, n in enumerate(names)}
+    indegree = [len(module.models[n].models_read) for n in names]
+    readers: list[list[int]] = [[] for _ in names]
+    for i, name in enumerate(names):
+        for up in module.models[name].models_read:
+            readers[position[up]].append(i)
+    ready = [i for i, d in enumerate(indegree) if d == 0]  # ascending: already a heap
+    order: list[str] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(names[i])
+        for reader in readers[i]:
+            indegree[reader] -= 1
+            if indegree[reader] == 0:
+                heapq.heappush(ready, reader)
+    return order
 
 
 # ---------------------------------------------------------------- scope
@@ -301,27 +329,9 @@ class Resolver:
                     self.error("E010", f"unknown source or model `{rel}`", span,
                                did_you_mean(rel, [*module.models, *module.sources]))
                     broken.add(name)
-        # Topological order (Kahn), then report cycles among what is left.
-        indegree = {n: 0 for n in module.models}
-        for name, info in module.models.items():
-            for up in info.models_read:
-                indegree[name] += 1
-        position = {n: i for i, n in enumerate(module.models)}  # declaration order breaks ties
-        ready = [n for n, d in indegree.items() if d == 0]
-        readers: dict[str, list[str]] = {n: [] for n in module.models}
-        for name, info in module.models.items():
-            for up in info.models_read:
-                readers[up].append(name)
-        order: list[str] = []
-        while ready:
-            ready.sort(key=position.__getitem__)
-            name = ready.pop(0)
-            order.append(name)
-            for reader in readers[name]:
-                indegree[reader] -= 1
-                if indegree[reader] == 0:
-                    ready.append(reader)
-        cyclic = [n for n in module.models if n not in order]
+        order = _dependency_order(module)
+        placed = set(order)
+        cyclic = [n for n in module.models if n not in placed]
         for cycle in self._cycles(cyclic):
             info = module.models[cycle[0]]
             self.error("E013", "dependency cycle: " + " -> ".join(cycle + [cycle[0]]),
@@ -362,9 +372,9 @@ class Resolver:
             done |= group
             # shortest way from `name` back to itself, inside its group (BFS)
             parent: dict[str, str] = {}
-            queue = [name]
+            queue = deque([name])
             while queue and name not in parent:
-                node = queue.pop(0)
+                node = queue.popleft()
                 for m in reads(node):
                     if m in group and m not in parent:
                         parent[m] = node

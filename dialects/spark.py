@@ -1,42 +1,72 @@
 """Spark SQL: reads Parquet files in a query (`parquet.`path``); no transactional DDL.
-Its DATEDIFF(unit, ..) counts whole units, DuckDB's date_diff boundaries: rewritten.
 
 CSV is not read in place: `csv.`path`` takes no options, so the header row would
 be data and the columns `_c0, _c1, ...` (all strings). A CSV source reads the table
 named after it, like on engines that cannot read files: load the file into it first.
+A Parquet path is absolute: Spark resolves a relative one against its own working
+directory (or its default file system), not the directory Strata read the module in.
+
+Where Spark means something else than DuckDB by the same spelling (the Spark SQL
+reference sections each rewrite relies on are in docs/DIALECTS.md):
+- DATEDIFF(unit, ..) counts whole units, DuckDB's date_diff boundaries crossed.
+- EXTRACT has no EPOCH, calls the day of year DOY, counts DAYOFWEEK from Sunday = 1
+  and keeps the fraction of a SECOND.
+- CAST of a double or decimal to an integer truncates; DuckDB rounds (a double's
+  halves to even, a decimal's away from zero).
+- `/` on decimals and AVG of a decimal stay decimals of about 6 fraction digits;
+  Strata types both double.
+- LIKE escapes with a backslash by default: every backslash doubled.
 """
 
 from __future__ import annotations
 
+import os
+
 from sqlglot import exp
 
-from dialects.base import Dialect
+from dialects.base import (
+    Dialect,
+    boundaries,
+    bround,
+    decimal_to_int_rounds,
+    double_average,
+    double_division,
+    double_round_digits,
+    double_to_int_half_even,
+    epoch_from_fields,
+    extract_rewrite,
+    field,
+    like_without_escape,
+    shifted,
+    whole_second,
+)
 
 
 class Spark(Dialect):
-    def adapt(self, tree: exp.Expression) -> exp.Expression:
-        return tree.transform(_boundaries, copy=False)
-
     def file_source(self, path: str, source_name: str,
                     types: dict[str, exp.DataType] | None = None) -> exp.Expression:
         if not path.lower().endswith((".parquet", ".pq")):
             return super().file_source(path, source_name, types)
-        return exp.Table(this=exp.to_identifier(path, quoted=True),
+        return exp.Table(this=exp.to_identifier(absolute(path), quoted=True),
                          db=exp.to_identifier("parquet", quoted=False))
 
 
-def _boundaries(node: exp.Expression) -> exp.Expression:
-    """DuckDB's date_diff counts unit boundaries crossed (2024-01-31 to 2024-02-01 is
-    one month); Spark's DATEDIFF(unit, ..) counts whole units elapsed (zero). Whole
-    units between the truncated values are the boundaries."""
-    if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
-        unit = node.args["unit"]
-        return exp.DateDiff(this=exp.TimestampTrunc(this=node.this, unit=unit.copy()),
-                            expression=exp.TimestampTrunc(this=node.expression,
-                                                          unit=unit.copy()),
-                            unit=unit.copy())
-    return node
+def absolute(path: str) -> str:
+    """The path as a `file:` URI: Spark reads a relative path against its own working
+    directory or default file system (HDFS), not this process's."""
+    return "file://" + os.path.abspath(path)
 
+
+PARTS = {
+    "DAYOFWEEK": shifted("DAYOFWEEK", minus=1),  # Sunday 1 -> DuckDB's Sunday 0
+    "DAYOFYEAR": field("DOY"),
+    "SECOND": whole_second,
+    "EPOCH": epoch_from_fields,
+}
 
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
-                create_or_replace_view=True, reads_files=True, row_hash="xxhash64")
+                create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
+                rewrites=(boundaries, extract_rewrite(PARTS), double_round_digits,
+                          double_to_int_half_even(bround), decimal_to_int_rounds,
+                          double_division, double_average,
+                          like_without_escape(clause=False)))

@@ -33,6 +33,15 @@ _PRECEDENCE = [
 ]
 
 
+def typed(item: Typed) -> exp.Expression:
+    """The node of `item`, carrying its type as SQLGlot's `.type`: an operand whose
+    rendering differs by type on some engine (round of a double, cast of a bool, a
+    text compared with a timestamp) tells the dialect's rewrites (dialects/) what it is."""
+    if item.type.kind != "error":
+        item.node.type = item.type.to_sqlglot()
+    return item.node
+
+
 def precedence(node: exp.Expression) -> int:
     for classes, level in _PRECEDENCE:
         if isinstance(node, classes):
@@ -162,7 +171,7 @@ class ExpressionTyper:
                          T.BOOL, refs, agg)
         if not T.comparable(left.type, right.type):
             return self.error("E030", f"cannot compare {left.type} with {right.type}", node.span)
-        return Typed(_COMPARE[op](this=wrap(left.node, 5), expression=wrap(right.node, 5)),
+        return Typed(_COMPARE[op](this=wrap(typed(left), 5), expression=wrap(typed(right), 5)),
                      T.BOOL, refs, agg)
 
     def _unaryop(self, node: ast.UnaryOp) -> Typed:
@@ -236,7 +245,7 @@ class ExpressionTyper:
             return Typed(exp.Null(), ERROR, inner.refs, inner.aggregate)
         if inner.type != ERROR and not T.castable(inner.type, target):
             return self.error("E035", f"cannot cast {inner.type} to {target}", node.span)
-        return Typed(exp.Cast(this=inner.node, to=target.to_sqlglot()), target, inner.refs,
+        return Typed(exp.Cast(this=typed(inner), to=target.to_sqlglot()), target, inner.refs,
                      inner.aggregate)
 
     def _extract(self, node: ast.Extract) -> Typed:
@@ -249,7 +258,7 @@ class ExpressionTyper:
                               node.span)
         # epoch keeps the fraction of a second (DuckDB: DOUBLE); every other part is whole
         part_type = T.DOUBLE if node.part == "epoch" else T.INT
-        return Typed(exp.Extract(this=exp.Var(this=node.part.upper()), expression=inner.node),
+        return Typed(exp.Extract(this=exp.Var(this=node.part.upper()), expression=typed(inner)),
                      part_type, inner.refs, inner.aggregate)
 
     # ------------------------------------------------------------ functions
@@ -302,7 +311,7 @@ class ExpressionTyper:
         if isinstance(result, str):
             shown = ", ".join(str(t) for t in arg_types)
             return self.error("E031", f"`{name}` {result} (found {shown})", node.span)
-        nodes = ([unit] if unit is not None else []) + [a.node for a in args]
+        nodes = ([unit] if unit is not None else []) + [typed(a) for a in args]
         node = fn.build_typed(nodes, arg_types) if fn.build_typed else fn.build(nodes)
         return Typed(node, result, _refs(args), fn.aggregate or _agg(args))
 

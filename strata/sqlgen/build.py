@@ -79,7 +79,7 @@ def bind(node: exp.Expression, env: Env) -> exp.Expression:
     `transform` over the copy, walked the tree twice); iterative like the deep copy,
     so deep expressions do not recurse."""
     if isinstance(node, ColRef):
-        return copy(env[node.col_id])
+        return _read(node, env)
     root = node.__class__()
     stack = [(node, root)]
     while stack:
@@ -103,9 +103,18 @@ def bind(node: exp.Expression, env: Env) -> exp.Expression:
     return root
 
 
+def _read(ref: ColRef, env: Env) -> exp.Expression:
+    """What reads `ref` here, with the type the checker gave the reference, if any
+    (see `semantics.expressions.typed`)."""
+    bound = copy(env[ref.col_id])
+    if ref._type is not None:
+        bound.type = ref._type
+    return bound
+
+
 def _bound_child(child: exp.Expression, parent: exp.Expression, env: Env, stack: list):
     if isinstance(child, ColRef):
-        bound = copy(env[child.col_id])
+        bound = _read(child, env)
         level = precedence(parent)
         if level < 9 and precedence(bound) <= level:
             return exp.Paren(this=bound)
@@ -247,9 +256,10 @@ class QueryBuilder:
         if isinstance(stage, ExpandStage):
             if block.group is not None:
                 block = self._close(block, index)
+            item = ident(stage.item.name)
+            item.type = stage.item.type.to_sqlglot()  # for an engine whose items are untyped
             unnest = exp.Unnest(expressions=[bind(stage.source, block.env)],
-                                alias=exp.TableAlias(this=ident(stage.alias),
-                                                     columns=[ident(stage.item.name)]))
+                                alias=exp.TableAlias(this=ident(stage.alias), columns=[item]))
             block.joins.append(exp.Join(this=unnest, kind="CROSS"))
             block.env[stage.item.id] = Ref(stage.item.name, stage.alias)
             block.scope = [*block.scope, stage.item]

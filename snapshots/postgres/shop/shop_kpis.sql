@@ -21,5 +21,31 @@ SELECT
   SUM(base.subtotal) AS revenue,
   MIN(base.order_date) AS first_order,
   MAX(base.order_date) AS last_order,
-  ROUND(CAST(CAST(SUM(base.subtotal) AS DOUBLE PRECISION) / COUNT(*) AS DECIMAL), 2) AS avg_order_value
+  (
+    CASE
+      WHEN ABS(
+        (
+          CAST(SUM(base.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
+        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2) - TRUNC(
+          (
+            CAST(SUM(base.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
+          ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
+        )
+      ) >= 0.5
+      THEN TRUNC(
+        (
+          CAST(SUM(base.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
+        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
+      ) + SIGN(
+        (
+          CAST(SUM(base.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
+        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
+      )
+      ELSE TRUNC(
+        (
+          CAST(SUM(base.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
+        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
+      )
+    END
+  ) / POWER(CAST(10 AS DOUBLE PRECISION), 2) AS avg_order_value
 FROM base;

@@ -17,9 +17,9 @@ SELECT
   base.order_id,
   base.line_no,
   base.product_id,
-  LOWER(__expand_1.tag) AS tag,
+  LOWER(CAST(__expand_1.tag AS VARCHAR)) AS tag,
   base.line_total
 FROM base
 CROSS JOIN TABLE(FLATTEN(INPUT => base.tags)) AS __expand_1(seq, key, path, index, tag, this)
 WHERE
-  NOT __expand_1.tag IS NULL;
+  NOT CAST(__expand_1.tag AS VARCHAR) IS NULL;

@@ -14,7 +14,7 @@ SELECT
   COUNT(DISTINCT base.customer_id) AS buyers,
   COUNT(*) AS order_count,
   SUM(o.subtotal) AS revenue,
-  ROUND(SUM(o.subtotal) / COUNT(*), 2) AS avg_order_value
+  ROUND(CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE), 2) AS avg_order_value
 FROM base
 JOIN v_orders_enriched AS o
   ON base.customer_id = o.customer_id

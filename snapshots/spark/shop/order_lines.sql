@@ -9,7 +9,7 @@ WITH base AS (
     i.tags,
     i.updated_at,
     i.quantity * i.unit_price AS line_total
-  FROM parquet.`examples/shop/data/order_items.parquet` AS i
+  FROM parquet.`file://<repo>/examples/shop/data/order_items.parquet` AS i
   WHERE
     i.quantity > 0
 )
@@ -39,7 +39,7 @@ WITH base AS (
     i.tags,
     i.updated_at,
     i.quantity * i.unit_price AS line_total
-  FROM parquet.`examples/shop/data/order_items.parquet` AS i
+  FROM parquet.`file://<repo>/examples/shop/data/order_items.parquet` AS i
   WHERE
     i.quantity > 0
 ), __full AS (

@@ -14,7 +14,27 @@ SELECT
   COUNT(DISTINCT base.customer_id) AS buyers,
   COUNT(*) AS order_count,
   SUM(o.subtotal) AS revenue,
-  ROUND(SUM(o.subtotal) / COUNT(*), 2) AS avg_order_value
+  (
+    CASE
+      WHEN ABS(
+        (
+          CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+        ) * POWER(CAST(10 AS DOUBLE), 2) - CAST((
+          CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+        ) * POWER(CAST(10 AS DOUBLE), 2) AS BIGINT)
+      ) >= 0.5
+      THEN CAST((
+        CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+      ) * POWER(CAST(10 AS DOUBLE), 2) AS BIGINT) + SIGN(
+        (
+          CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+        ) * POWER(CAST(10 AS DOUBLE), 2)
+      )
+      ELSE CAST((
+        CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+      ) * POWER(CAST(10 AS DOUBLE), 2) AS BIGINT)
+    END
+  ) / POWER(CAST(10 AS DOUBLE), 2) AS avg_order_value
 FROM base
 JOIN v_orders_enriched AS o
   ON base.customer_id = o.customer_id

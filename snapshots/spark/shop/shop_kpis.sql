@@ -21,5 +21,25 @@ SELECT
   SUM(base.subtotal) AS revenue,
   MIN(base.order_date) AS first_order,
   MAX(base.order_date) AS last_order,
-  ROUND(SUM(base.subtotal) / COUNT(*), 2) AS avg_order_value
+  (
+    CASE
+      WHEN ABS(
+        (
+          CAST(SUM(base.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+        ) * POWER(CAST(10 AS DOUBLE), 2) - CAST((
+          CAST(SUM(base.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+        ) * POWER(CAST(10 AS DOUBLE), 2) AS BIGINT)
+      ) >= 0.5
+      THEN CAST((
+        CAST(SUM(base.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+      ) * POWER(CAST(10 AS DOUBLE), 2) AS BIGINT) + SIGN(
+        (
+          CAST(SUM(base.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+        ) * POWER(CAST(10 AS DOUBLE), 2)
+      )
+      ELSE CAST((
+        CAST(SUM(base.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+      ) * POWER(CAST(10 AS DOUBLE), 2) AS BIGINT)
+    END
+  ) / POWER(CAST(10 AS DOUBLE), 2) AS avg_order_value
 FROM base;

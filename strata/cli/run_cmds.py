@@ -96,6 +96,8 @@ def print_report(report: RunReport, as_json: bool) -> None:
     out.print(f"{verb} {kind} {report.run_id} on {report.branch}: "
               f"{len(report.rebuilt)} rebuilt, {len(report.reused)} reused "
               f"({report.seconds:.2f}s)", markup=False)
+    for note in report.notes:  # e.g. a damaged snapshot found, quarantined, run again
+        out.print(f"  note: {note}", markup=False, highlight=False)
     for result in report.results:
         for note in result.notes:
             if note.startswith(("computed in full", "first run")):
@@ -212,6 +214,8 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
         if e.kind == "gc":  # it built nothing: say what it took away
             counts = (f"collected={len(e.details.get('collected', []))} "
                       f"leftovers={len(e.details.get('leftovers', []))}")
+        if e.kind == "quarantine":  # a verdict, not a build
+            counts = f"quarantined={len(e.details.get('quarantined', {}))}"
         if collected_by[e.seq]:
             extra += f"  collected by gc {collected_by[e.seq]}"
         out.print(f"{e.id:<12}  {e.kind:<8}  {e.branch:<10}  {e.started_at}  "
@@ -282,7 +286,8 @@ def replay_cmd(run_id: str, warehouse: str, execute: bool, as_json: bool) -> Non
 @handled
 def verify_cmd(run_id: str, warehouse: str, as_json: bool) -> None:
     """Recompute each snapshot's content hash of RUN_ID and compare with the record."""
-    wh = Warehouse.open(warehouse, read_only=True, create=False)
+    # writable: a damaged snapshot is quarantined (a history entry) so no run reuses it
+    wh = Warehouse.open(warehouse, create=False)
     try:
         results = ops.verify(wh, run_id)
     finally:

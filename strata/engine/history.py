@@ -196,16 +196,18 @@ def records(wh: Warehouse, names) -> dict[str, SnapshotRecord]:
     return {r.name: r for r in map(_record, rows)}
 
 
-def content_index(wh: Warehouse, models) -> dict[tuple[str, str], str]:
+def content_index(wh: Warehouse, models, exclude=frozenset()) -> dict[tuple[str, str], str]:
     """(model, content_hash) -> the newest uncollected snapshot with that content, for
-    identity reuse without one registry query per model."""
+    identity reuse without one registry query per model. Snapshots in `exclude` (the
+    quarantined: their storage no longer holds that content) are never offered."""
     models = sorted(set(models))
     if not models or not wh.has_internal():
         return {}
     rows = wh.execute(f"SELECT model, content_hash, name FROM {internal('snapshots')} "
                       f"WHERE collected_at IS NULL AND model IN (SELECT {TEXT_LIST}) "
                       "ORDER BY created_at, name", [text_list(models)]).fetchall()
-    return {(model, content): name for model, content, name in rows}  # newest wins
+    return {(model, content): name for model, content, name in rows  # newest wins
+            if name not in exclude}
 
 
 def snapshot(wh: Warehouse, name: str) -> SnapshotRecord | None:
@@ -234,3 +236,53 @@ def same_content(wh: Warehouse, model: str, content_hash: str,
                      "ORDER BY created_at DESC LIMIT 1",
                      [model, content_hash, exclude or ""]).fetchone()
     return _record(row) if row else None
+
+
+# ---------------------------------------------------------------- quarantine
+# A snapshot whose storage no longer holds its recorded content (a flipped byte
+# makes DuckDB refuse the block; an UPDATE changes rows) is quarantined: `verify`,
+# or a run that could not read it, appends a `quarantine` entry to the history.
+# Nothing is rewritten: the registry record stays as it was published, the damaged
+# table stays for gc. A quarantined snapshot is never reused by identity, kept as up
+# to date, merged onto or rolled back to; the next run computes its content into a
+# new table and repoints the views.
+QUARANTINE = "quarantine"
+EVERY_BRANCH = "*"  # a snapshot table is shared by branches: the verdict is for all
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    snapshot: str
+    model: str
+    why: str  # what was found: "recorded X, now unreadable: ...", "reads table T ..."
+    entry: str  # the quarantine entry's id
+    found_by: str  # "verify of run R" | "run R"
+    at: str
+
+
+def quarantined(wh: Warehouse) -> dict[str, Quarantined]:
+    """snapshot name -> its quarantine verdict (the first one), from the history's
+    quarantine entries only: one query, whatever the length of the history."""
+    if not wh.has_internal():
+        return {}
+    out: dict[str, Quarantined] = {}
+    for entry_id, started, found_by, verdicts in wh.execute(
+            "SELECT id, started_at, json_extract_string(entry, '$.details.found_by'), "
+            "json_extract_string(entry, '$.details.quarantined') "
+            f"FROM {internal('history')} WHERE kind = ? ORDER BY seq", [QUARANTINE]
+    ).fetchall():
+        for name, verdict in json.loads(verdicts or "{}").items():
+            out.setdefault(name, Quarantined(name, verdict["model"], verdict["why"], entry_id,
+                                             found_by or "", str(started)))
+    return out
+
+
+def quarantine_entry(entry_id: str, at: str, found_by: str,
+                     verdicts: dict[str, tuple[str, str]]) -> HistoryEntry:
+    """The history entry that quarantines `verdicts` (snapshot -> (model, why))."""
+    return HistoryEntry(
+        id=entry_id, kind=QUARANTINE, branch=EVERY_BRANCH, started_at=at, finished_at=at,
+        models=sorted({model for model, _ in verdicts.values()}),
+        details={"found_by": found_by,
+                 "quarantined": {name: {"model": model, "why": why}
+                                 for name, (model, why) in sorted(verdicts.items())}})

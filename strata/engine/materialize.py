@@ -173,9 +173,30 @@ class Run:
         self.inflight: dict[str, tuple] = {}  # model -> (plan, code_fp, result, log, snap)
         self.deferred_drops: list[H.SnapshotRecord] = []
         self.unique_rights: set = set()  # join right sides found unique on a key
+        self.quarantined: dict[str, H.Quarantined] = {}
+        self.live: dict[str, str] = {}
+        self.failed: str | None = None  # the model the engine failed on
+        self.damaged_content: dict[tuple[str, str], str] = {}  # of quarantined snapshots
 
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
+        """The run; when a model failed because a snapshot it reads (not built by this
+        run) cannot be read, that snapshot is quarantined and the run starts over
+        without it: nothing was published, and each start over quarantines one more
+        snapshot, so this ends."""
+        notes: list[str] = []
+        attempt = self
+        while True:
+            try:
+                report = attempt._execute()
+            except _StartOver as again:
+                notes.append(again.note)
+                attempt = Run(self.module, self.wh, self.opts, self.progress)
+                continue
+            report.notes[:0] = notes
+            return report
+
+    def _execute(self) -> RunReport:
         started = time.perf_counter()
         started_at = now_text()
         module, opts, wh = self.module, self.opts, self.wh
@@ -184,6 +205,8 @@ class Run:
         wanted = module.upstream(selection)  # once: not once per model of the module
         closure = [m for m in module.order if m in wanted]
         ensure_branch(wh, opts.branch)
+        # snapshots verify (or a run) found damaged: never reused, kept or merged onto
+        self.quarantined = H.quarantined(wh)
 
         t0 = time.perf_counter()
         sources = sorted({s for m in closure for s in module.models[m].sources_read})
@@ -217,6 +240,7 @@ class Run:
         elif opts.only_stale:
             reasons = staleness.stale_models(module, closure, code_fps, source_fps, base, live,
                                              wh)
+            reasons.update(self._quarantined_live(closure, base, live, reasons))
             if not reasons:
                 report = RunReport(base.id if base else "", opts.branch, "up_to_date",
                                    notes=["everything up to date (nothing to do)"])
@@ -232,7 +256,11 @@ class Run:
         # fully recomputed one does not depend on what the live view shows
         previous = {m: live[m] for m in closure if m in live and _merges(module.plan(m))
                     and m not in opts.force_full and m not in opts.keep}
-        self.moved = incremental.sources_moved(self, previous)
+        damaged = {m: self._quarantine_note("previous snapshot", s)
+                   for m, s in previous.items() if s in self.quarantined}
+        self.moved = incremental.sources_moved(
+            self, {m: s for m, s in previous.items() if m not in damaged})
+        self.moved.update(damaged)
         previous = {m: s for m, s in previous.items() if m not in self.moved}
         rid = run_id(opts.branch, selection, code_fps, source_fps, previous,
                      [opts.kind, opts.backfill_of, opts.full_refresh,
@@ -240,7 +268,7 @@ class Run:
                      + ([sorted(opts.keep.items())] if opts.keep else []))
         self.rid = rid
         if opts.skip_if_published:
-            done = _published(wh, rid, opts.branch, live)
+            done = _published(wh, rid, opts.branch, live, self.quarantined)
             if done is not None:
                 report = RunReport(rid, opts.branch, "up_to_date", entry=done,
                                    notes=[(f"{done.kind} {rid} is already published on "
@@ -256,7 +284,10 @@ class Run:
         # content index for identity reuse (not one registry query per model)
         base_snaps = base.snapshots if base else {}
         self.base_records = H.records(wh, base_snaps.values())
-        self.content = H.content_index(wh, closure)
+        self.content = H.content_index(wh, closure, exclude=self.quarantined)
+        self.damaged_content = {(r.model, r.content_hash): r.name for r in H.records(
+            wh, self.quarantined).values() if r.model in wanted}
+        self.live = live
 
         report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
                            stale_reasons=reasons, fingerprint_seconds=fingerprint_seconds)
@@ -275,9 +306,11 @@ class Run:
             self._flush()
             self._commit_build()
             self._drop_deferred()
-        except BaseException:
+        except BaseException as err:
             self._abandon_inflight()
             self._drop_created()
+            if isinstance(err, StrataError) and self.failed is not None:
+                self._quarantine_unreadable(self.failed, err)
             raise
         finally:
             self._close_lanes()
@@ -352,7 +385,9 @@ class Run:
         if name not in reasons and name in base_snaps and any(
                 m in upstream for _, m, _, _ in self.pending):
             self._flush()  # an upstream reused by identity keeps this model as it is
-        if name in self.opts.keep:
+        if name in self.opts.keep and self.opts.keep[name] in self.quarantined:
+            reasons[name] = self._quarantine_note("its snapshot", self.opts.keep[name])
+        elif name in self.opts.keep:
             self.snap_of[name] = self.opts.keep[name]
             return ModelResult(name, "kept", self.opts.keep[name], reason="not downstream of a "
                                "corrected source")
@@ -360,11 +395,14 @@ class Run:
             upstream_moved = [m for m in self.module.models[name].models_read
                               if self.snap_of.get(m) != base_snaps.get(m)]
             record = self.base_records.get(base_snaps[name])
-            if not upstream_moved and record is not None and record.collected_at is None:
+            damaged = base_snaps[name] in self.quarantined
+            if (not upstream_moved and record is not None and record.collected_at is None
+                    and not damaged):
                 self.snap_of[name] = base_snaps[name]
                 return ModelResult(name, "kept", base_snaps[name], reason="up to date")
             reasons[name] = (f"upstream `{upstream_moved[0]}` changed" if upstream_moved
-                             else "its last snapshot was collected")
+                             else self._quarantine_note("its last snapshot", base_snaps[name])
+                             if damaged else "its last snapshot was collected")
         started = time.perf_counter()
         result = ModelResult(name, "rebuilt", "", reason=reasons.get(name, "selected"))
         try:
@@ -379,6 +417,7 @@ class Run:
         return result
 
     def _engine_failure(self, name: str, err: duckdb.Error) -> StrataError:
+        self.failed = name  # the run may fail because an input cannot be read
         return fail("E080", f"model `{name}` failed in the engine: "
                     f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
                     "nothing was published")
@@ -468,6 +507,10 @@ class Run:
         record.parts["verified"] = self.verified.get(name, [])
         self.new_records.append(record)
         result.snapshot = record.name
+        damaged = self.damaged_content.get((name, record.content_hash))
+        if damaged is not None:
+            result.notes.append(f"same content as the quarantined {damaged}: a new table "
+                                "replaces it")
 
     # ------------------------------------------------------------ hashing in batches
     # A new table's content hash (and its columns) costs one statement each; on small
@@ -702,6 +745,56 @@ class Run:
             self.wh.execute("COMMIT")
             self.building = 0
 
+    # ------------------------------------------------------------ damaged snapshots
+    # A snapshot whose storage was damaged after publication (verify's E077) is
+    # quarantined (history.py): this run never reuses it by identity, keeps it as up to
+    # date or merges onto it; the model is computed into a new table (another name:
+    # the damaged table keeps its own until gc) and the view is repointed.
+
+    def _quarantine_note(self, what: str, snapshot: str) -> str:
+        q = self.quarantined[snapshot]
+        return (f"{what} `{snapshot}` is quarantined ({q.found_by} found it damaged): "
+                "computed in full")
+
+    def _quarantined_live(self, closure: list[str], base: H.HistoryEntry | None,
+                          live: dict[str, str], reasons: dict[str, str]) -> dict[str, str]:
+        """--only-stale: the models whose live or last snapshot is quarantined are stale
+        whatever their code and sources."""
+        out = {}
+        for name in closure:
+            snaps = [live.get(name), base.snapshots.get(name) if base else None]
+            damaged = next((s for s in snaps if s in self.quarantined), None)
+            if name not in reasons and damaged is not None:
+                out[name] = self._quarantine_note("its snapshot", damaged).replace(
+                    ": computed in full", "")
+        return out
+
+    def _quarantine_unreadable(self, model: str, err: StrataError) -> None:
+        """After `model` failed in the engine (the open build batch rolled back): the
+        snapshots it read that this run did not build, and that cannot be read, are
+        quarantined, and the run starts over (_StartOver). Nothing when all read."""
+        from strata.engine.ops import damage_verdicts, quarantine, unreadable_tables
+
+        reads = [self.snap_of.get(m) for m in self.module.models[model].models_read]
+        if _merges(self.module.plan(model)):
+            reads.append(self.live.get(model))  # the previous snapshot a merge reads
+        records = H.records(self.wh, {s for s in reads if s and s not in self.quarantined})
+        found = {}
+        for name, record in records.items():
+            if unreadable := unreadable_tables(self.wh, record):
+                table_name, error = next(iter(unreadable.items()))
+                found[name] = (record, f"table {table_name} unreadable: {error}", True)
+        if not found:
+            return
+        entry = quarantine(self.wh, damage_verdicts(self.wh, found),
+                           f"a run on {self.opts.branch}")
+        if entry is None:
+            return
+        names = ", ".join(f"`{n}` of `{r.model}`" for n, (r, _, _) in sorted(found.items()))
+        raise _StartOver(f"snapshot {names} could not be read (damaged storage): quarantined "
+                         f"(history entry {entry.id}), and the run started over without it"
+                         ) from err
+
     # ------------------------------------------------------------ naming and cleanup
     def unique_name(self, wanted: str) -> str:
         """A name no object and no registry record has (gc drops a collected snapshot's
@@ -741,12 +834,23 @@ class Run:
         self.created.clear()
 
 
-def _published(wh: Warehouse, rid: str, branch: str,
-               live: dict[str, str]) -> H.HistoryEntry | None:
+class _StartOver(Exception):
+    """A snapshot the run read turned out unreadable and is now quarantined: the run
+    is done again from the start (nothing was published)."""
+
+    def __init__(self, note: str):
+        super().__init__(note)
+        self.note = note
+
+
+def _published(wh: Warehouse, rid: str, branch: str, live: dict[str, str],
+               quarantined) -> H.HistoryEntry | None:
     """The newest entry with id `rid` on `branch` whose snapshots the live views still
-    expose (after a rollback they do not, and publishing again is real work)."""
+    expose (after a rollback they do not, and publishing again is real work), none of
+    them quarantined (then publishing again replaces it)."""
     done = next((e for e in H.entries(wh, branch) if e.id == rid and e.snapshots), None)
-    if done is None or any(live.get(m) != s for m, s in done.snapshots.items()):
+    if done is None or any(live.get(m) != s or s in quarantined
+                           for m, s in done.snapshots.items()):
         return None
     return done
 

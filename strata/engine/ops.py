@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 import duckdb
 
 from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import history as H
-from strata.engine.branches import ensure_branch, switch_views
+from strata.engine.branches import ensure_branch, list_branches, live_snapshots, switch_views
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import row_hash, sha
-from strata.engine.warehouse import Warehouse, internal
+from strata.engine.warehouse import MAIN_BRANCH, Warehouse, internal
 
 _NO_SNAPSHOTS_HINT = {
     "stage": "stage-only runs publish nothing",
     "gc": "a gc entry records what it collected, not snapshots; `strata history -o "
           "WAREHOUSE` lists the runs",
     "run": "`strata history -o WAREHOUSE` lists the runs and what they published",
+    "quarantine": "a quarantine entry records the snapshots verify or a run found "
+                  "damaged, not a run's snapshots",
 }
 
 
@@ -48,6 +51,7 @@ def rollback(wh: Warehouse, run_id: str, branch: str | None = None) -> H.History
     # first: an entry without snapshots (a gc's branch is `*`) is E073, not "unknown branch"
     records = require_snapshots(wh, entry, "roll back to")
     ensure_branch(wh, target)
+    refuse_quarantined(wh, entry, records, target)
     views = {m: r.name for m, r in records.items()}
     with wh.transaction():
         switch_views(wh, target, views)
@@ -73,7 +77,9 @@ class VerifyResult:
 
 
 def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
-    """Recompute each snapshot's content hash; E077 when any differs."""
+    """Recompute each snapshot's content hash; E077 when any differs. A snapshot that
+    differs (or cannot be read) is quarantined first, when the warehouse is open for
+    writing: no run reuses it again, and the next run rebuilds it."""
     entry = H.find(wh, run_id)
     records = require_snapshots(wh, entry, "verify")
     results = []
@@ -90,12 +96,118 @@ def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
                                     hashed.count if hashed else -1, actual == rec.content_hash))
     bad = [r for r in results if not r.ok]
     if bad:
+        found = {r.snapshot: (records[r.model], f"recorded {r.recorded}, now {r.actual}",
+                              r.actual.startswith("unreadable: ")) for r in bad}
+        if not wh.read_only:  # a read-only caller gets the verdict but cannot record it
+            quarantine(wh, damage_verdicts(wh, found), f"verify of run {entry.id}")
+        known = H.quarantined(wh)
         raise StrataError([Diagnostic(
             "E077", f"run `{entry.id}`: snapshot `{r.snapshot}` of `{r.model}` does not match "
-            f"its recorded content hash", None, "the snapshot was changed after it was "
-            "published; roll back to another run or rebuild it",
-            notes=(f"recorded {r.recorded}, now {r.actual}",)) for r in bad])
+            f"its recorded content hash", None, repair_hint(wh, entry, r.snapshot, r.model),
+            notes=(f"recorded {r.recorded}, now {r.actual}",
+                   *_quarantine_said(known.get(r.snapshot)))) for r in bad])
     return results
+
+
+# ---------------------------------------------------------------- quarantine
+def _quarantine_said(verdict: H.Quarantined | None) -> list[str]:
+    if verdict is None:
+        return []
+    said = (f"quarantined by {verdict.found_by} (history entry {verdict.entry}): no run "
+            "reuses it, and rollback to a run that lists it is refused (E096)")
+    return [said]
+
+
+def unreadable_tables(wh: Warehouse, rec: H.SnapshotRecord) -> dict[str, str]:
+    """table -> the engine's error, for each table of the snapshot that cannot be read
+    in full (every column of every row: a damaged block fails only when read)."""
+    names = [c for c, _ in rec.columns]
+    out = {}
+    for table_name in rec.tables:
+        try:
+            row_hash(wh.con, internal(table_name), names)
+        except duckdb.Error as err:
+            out[table_name] = str(err).strip().splitlines()[0]
+    return out
+
+
+def damage_verdicts(wh: Warehouse, found: dict[str, tuple[H.SnapshotRecord, str, bool]]
+                    ) -> dict[str, tuple[str, str]]:
+    """snapshot -> (model, why) for the snapshots `found` damaged (name -> (record, why,
+    unreadable)) and every other uncollected snapshot reading a damaged table: the
+    layered snapshots over an altered base, the older snapshots sharing a damaged
+    layer or base. A table snapshot that reads but differs is itself the damaged
+    table; of an unreadable snapshot, the tables that cannot be read are."""
+    verdicts = {name: (rec.model, why) for name, (rec, why, _) in found.items()}
+    damaged: dict[str, str] = {}
+    for name, (rec, _, unreadable) in found.items():
+        if unreadable:
+            damaged.update(unreadable_tables(wh, rec))
+        elif rec.kind == "table":
+            damaged[name] = "its content differs from the recorded hash"
+    if damaged:
+        for other in H.snapshots(wh):
+            hit = next((t for t in other.tables if t in damaged), None)
+            if hit is not None and other.collected_at is None and other.name not in verdicts:
+                why = (f"unreadable: {damaged[hit]}" if hit == other.name else
+                       f"reads table {hit}, found damaged ({damaged[hit]})")
+                verdicts[other.name] = (other.model, why)
+    return verdicts
+
+
+def quarantine(wh: Warehouse, verdicts: dict[str, tuple[str, str]],
+               found_by: str) -> H.HistoryEntry | None:
+    """Append a quarantine entry for the verdicts not quarantined yet (None: all were).
+    The entry commits at once: a run that found the damage and then fails keeps it."""
+    known = H.quarantined(wh)
+    fresh = {name: v for name, v in verdicts.items() if name not in known}
+    if not fresh:
+        return None
+    at = now_text()
+    entry = H.quarantine_entry(sha("quarantine", found_by, *sorted(fresh), at)[:12], at,
+                               found_by, fresh)
+    with wh.transaction():
+        H.append(wh, entry)
+    return entry
+
+
+def repair_hint(wh: Warehouse, entry: H.HistoryEntry, snapshot: str, model: str) -> str:
+    """The command that replaces a damaged snapshot: a run on each branch whose view
+    reads it (a quarantined snapshot is never reused: the run computes the model into
+    a new table and repoints the view)."""
+    commands = []
+    for branch in [b["name"] for b in list_branches(wh)]:
+        if live_snapshots(wh, branch).get(model) != snapshot:
+            continue
+        last = H.last_with_snapshots(wh, branch)
+        module = (last.module if last and last.module else entry.module) or "MODULE"
+        commands.append(f"`strata run {shlex.quote(module)} -o {shlex.quote(wh.path)}"
+                        + (f" --branch {branch}`" if branch != MAIN_BRANCH else "`"))
+    if not commands:
+        return ("its storage no longer holds what was published; no branch's view reads "
+                "it, no run will reuse it, and gc drops it")
+    return ("its storage no longer holds what was published; " + " and ".join(commands)
+            + f" rebuilds `{model}` into a new table and repoints the view")
+
+
+def refuse_quarantined(wh: Warehouse, entry: H.HistoryEntry,
+                       records: dict[str, H.SnapshotRecord], branch: str) -> None:
+    """E096 when a snapshot the run lists is quarantined: its view would be unreadable
+    (or show altered rows)."""
+    known = H.quarantined(wh)
+    bad = [(model, known[rec.name]) for model, rec in sorted(records.items())
+           if rec.name in known]
+    if not bad:
+        return
+    module = entry.module or "MODULE"
+    command = (f"strata run {shlex.quote(module)} -o {shlex.quote(wh.path)}"
+               + (f" --branch {branch}" if branch != MAIN_BRANCH else ""))
+    raise StrataError([Diagnostic(
+        "E096", f"cannot roll back to run `{entry.id}`: its snapshot `{q.snapshot}` of "
+        f"`{model}` is quarantined ({q.found_by} found it damaged at {q.at})", None,
+        f"a run rebuilds it from the module and sources as they are now: `{command}`; "
+        "or roll back to another run (`strata history -o WAREHOUSE` lists them)",
+        notes=(q.why,)) for model, q in bad])
 
 
 @dataclass

@@ -15,8 +15,9 @@ each and compares what they return:
 PostgreSQL: initdb/postgres from the machine (PATH, or /usr/lib/postgresql/*/bin), run
 as an unprivileged user when the tests run as root (postgres refuses root), listening
 only on a Unix socket inside the temporary directory, trust auth, fsync off. The
-cluster is UTF8 with C collation: DuckDB orders text by code point, and C is the
-PostgreSQL collation that does the same.
+cluster is UTF8 with C collation (DuckDB orders text by code point, and C is the
+PostgreSQL collation that does the same) and C.UTF-8 character classes (so upper
+and lower know letters beyond ASCII, as DuckDB's do).
 
 Spark: pyspark in local mode (`local[2]`, 2 shuffle partitions, no UI), with Spark
 4's default ANSI mode left on. Its session time zone is UTC; a Strata timestamp (no
@@ -198,7 +199,8 @@ class PostgresServer:
         if self.user is not None:
             os.chown(self.root, self.user.pw_uid, self.user.pw_gid)
         done = self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust",
-                         "-E", "UTF8", "--locale=C", "--no-sync")
+                         "-E", "UTF8", "--lc-collate=C", "--lc-ctype=C.UTF-8",
+                         "--no-sync")
         if done.returncode != 0:
             raise EngineUnavailable(f"PostgreSQL initdb failed: {done.stderr.strip()}")
         with open(self.data / "postgresql.conf", "a") as conf:

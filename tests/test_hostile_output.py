@@ -243,6 +243,19 @@ def test_item3_progress_line_escapes_a_name(tmp_path: Path) -> None:
     assert [unescaped(s) for s in shown] == names
 
 
+def test_item3_test_report_on_a_terminal_shows_a_name_as_text(tmp_path: Path) -> None:
+    """`strata test` colours its verdicts with rich markup: a test named `[/]` and
+    ESC is shown as text, not read as a tag (that crashed with E000)."""
+    path = tmp_path / "m.strata"
+    path.write_bytes(b"source orders { id: int }\nmodel m { from orders }\n"
+                     b"test `[/]t\x1b[2J` {\n  given orders {\n    id\n    1\n  }\n"
+                     b"  expect m {\n    id\n    2\n  }\n}\n")
+    out, _ = cli("test", str(path), cwd=tmp_path, env={"TTY_COMPATIBLE": "1"}, code=1)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert raw_controls(plain) == []
+    assert plain.startswith("test [/]t\\x1b[2J ... FAILED")
+
+
 def test_terminal_output_of_every_command_is_escaped(tmp_path: Path) -> None:
     """Plain (piped) output goes through the same door: `plan` lists names, `run`'s
     summary notes, `branch create` a branch name."""

@@ -37,7 +37,11 @@ def print_report(report: TestReport) -> None:
             word = "[green]ok[/]" if colour else "ok"
         else:
             word = "[bold red]FAILED[/]" if colour else "FAILED"
-        out.print(f"test {result.name} ... {word}{where}", markup=colour, highlight=False)
+        head = f"test {result.name} ... "
+        if colour:  # a test named `[/]x` is text, not markup
+            from rich.markup import escape
+            head, where = escape(head), escape(where)
+        out.print(f"{head}{word}{where}", markup=colour, highlight=False)
         for failure in result.failures:
             for line in failure_lines(failure):
                 out.print("  " + line, markup=False, highlight=False)

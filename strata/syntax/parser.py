@@ -130,7 +130,9 @@ class _ToAst(Transformer):
 
     def simple_type(self, meta, children):
         name, *args = children
-        return ast.TypeRef(str(name).lower(), tuple(int(a) for a in args), None, self.S(meta))
+        # a long argument is refused by the type's own range check (E020)
+        return ast.TypeRef(str(name).lower(), tuple(_whole(a) for a in args), None,
+                           self.S(meta))
 
     def list_type(self, meta, children):
         opening, element, closing = children
@@ -257,7 +259,10 @@ class _ToAst(Transformer):
         return _Names([c for c in children if isinstance(c, _Name)], self.S(meta))
 
     def signed_int(self, meta, children):
-        value = int(children[-1])
+        value = _whole(children[-1])
+        if value > _INT_MAX:  # a row count is a 64-bit integer in every engine
+            raise fail("E036", f"the integer {_shown(children[-1])} is out of range",
+                       self.S(meta), f"a row count is at most {_INT_MAX}")
         return -value if len(children) == 2 else value
 
     def pin_unique(self, meta, children):
@@ -289,7 +294,11 @@ class _ToAst(Transformer):
         return ast.Property(str(name), value, self.S(meta), value_span)
 
     def prop_number(self, meta, children):
-        return _Spanned(_number(children[0]), self.S(meta))
+        value = _number(children[0])
+        if isinstance(value, int) and value > _INT_MAX:
+            raise fail("E036", f"the integer {_shown(children[0])} is out of range",
+                       self.S(meta), f"a whole-number property is at most {_INT_MAX}")
+        return _Spanned(value, self.S(meta))
 
     def prop_string(self, meta, children):
         return _Spanned(_unquote(children[0]), self.S(meta))
@@ -304,11 +313,11 @@ class _ToAst(Transformer):
         value = _number(children[0])
         if isinstance(value, float) and not math.isfinite(value):
             # 1e999 is inf in Python, and `inf` in SQL would read as a column name
-            raise fail("E036", f"the number {children[0]} is out of range",
+            raise fail("E036", f"the number {_shown(children[0])} is out of range",
                        self.S(meta), "a double holds up to about 1.8e308")
         if isinstance(value, int) and value > _INT_MAX:
             # the engine would widen it (HUGEINT, then a type of its own), not an `int`
-            raise fail("E036", f"the integer {children[0]} is out of range", self.S(meta),
+            raise fail("E036", f"the integer {_shown(children[0])} is out of range", self.S(meta),
                        f"int is 64-bit, up to {_INT_MAX}; for a larger number write a "
                        "double, e.g. 1e20")
         kind = "int" if isinstance(value, int) else ("decimal" if isinstance(value, Decimal) else "double")
@@ -422,7 +431,29 @@ def _number(tok) -> int | float | Decimal:
             return Decimal(text)
         except InvalidOperation:  # pragma: no cover - the lexer only passes digits
             return float(text)
-    return int(text)
+    return _whole(text)
+
+
+# 2**63 - 1 has 19 digits. Longer integers are out of every range Strata has, and are
+# never converted: int() refuses more than 4,300 digits (ValueError, E000), and is slow
+# on long ones before that.
+_WHOLE_DIGITS_MAX = 19
+_TOO_BIG = 10 ** (_WHOLE_DIGITS_MAX + 1)  # stands for any integer past int64
+
+
+def _whole(tok) -> int:
+    """The value of a run of digits; _TOO_BIG for one of more than 19 significant
+    digits, which every caller then refuses as out of range."""
+    text = str(tok).lstrip("0")
+    if len(text) > _WHOLE_DIGITS_MAX:
+        return _TOO_BIG
+    return int(text or "0")
+
+
+def _shown(tok) -> str:
+    """A number as a message quotes it: a long one cut, with its length."""
+    text = str(tok)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 # ---------------------------------------------------------------- entry points
@@ -562,8 +593,10 @@ def _syntax_errors(file: str, text: str, err: UnexpectedInput) -> list[Diagnosti
     first = _syntax_diagnostic(file, text, err)
     found = [first]
     starts = [m.start() for m in _DECLARATION_START.finditer(text)]
+    line, counted = 1, 0  # lines counted on from the previous start: linear, not per start
     for i, start in enumerate(starts):
-        line = text.count("\n", 0, start) + 1
+        line += text.count("\n", counted, start)
+        counted = start
         if first.span is None or line <= first.span.line:
             continue
         chunk = text[start:starts[i + 1] if i + 1 < len(starts) else len(text)]

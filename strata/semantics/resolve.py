@@ -50,8 +50,11 @@ def display_path(path: Path) -> str:
 
 
 def module_files(root: Path) -> list[Path]:
+    """The files a module path names. Under a directory, every `*.strata` that is not
+    a directory itself: a FIFO or device of that name is listed, so that reading it
+    says E005 (it is never opened in a way that blocks) instead of skipping it."""
     if root.is_dir():
-        return sorted(p for p in root.rglob("*.strata") if p.is_file())
+        return sorted(p for p in root.rglob("*.strata") if p.exists() and not p.is_dir())
     return [root]
 
 

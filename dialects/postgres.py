@@ -10,7 +10,10 @@ sections each rewrite relies on are in docs/DIALECTS.md):
 - date_diff('week', ..) rounded the days / 7: whole weeks instead.
 - LIKE escapes with a backslash by default: every backslash doubled, ESCAPE '\\'.
 - AVG of an integer or decimal is NUMERIC: the average of doubles.
+- ARRAY_LENGTH of an empty array is NULL: CARDINALITY.
 """
+
+from sqlglot import exp
 
 from dialects.base import (
     Dialect,
@@ -28,6 +31,15 @@ from dialects.base import (
     whole_weeks,
 )
 
+
+def _cardinality(node: exp.Expression) -> exp.Expression:
+    """length of a list: SQLGlot's ARRAY_LENGTH(x, 1) is NULL for an empty array;
+    CARDINALITY is 0 (NULL for a NULL list), as DuckDB's length."""
+    if isinstance(node, exp.ArraySize):
+        return exp.Anonymous(this="CARDINALITY", expressions=[node.this])
+    return node
+
+
 PARTS = {
     "DAYOFWEEK": field("DOW"),  # Sunday 0 .. Saturday 6, as DuckDB
     "DAYOFYEAR": field("DOY"),
@@ -42,4 +54,4 @@ DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,
                             whole_weeks, like_without_escape(clause=True),
-                            double_average, double_division))
+                            double_average, double_division, _cardinality))

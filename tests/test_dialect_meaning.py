@@ -194,6 +194,12 @@ def test_item12_spark_reads_a_file_source_by_its_absolute_path(tmp_path, monkeyp
     assert sorted(spark_engine.rows(text)) == [(1, 2), (2, 4)]
 
 
+def test_length_of_an_empty_list_is_zero(engine, duckdb_engine):
+    rows = agree(engine, duckdb_engine, {"tags": "list<text>"}, [([],), (["a", "b"],), (None,)],
+                 "n = length(tags)")
+    assert sorted((r[1] for r in rows), key=repr) == [0, 2, None]
+
+
 # ---------------------------------------------------------------- engines not here
 
 NOT_HERE = ("snowflake", "bigquery", "trino")

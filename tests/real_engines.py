@@ -344,6 +344,8 @@ def start_spark() -> SparkEngine:
         raise EngineUnavailable("Spark: pyspark is not installed") from err
     if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
         raise EngineUnavailable("Spark: no `java` on PATH and no JAVA_HOME")
+    # the driver binds to loopback: no lookup of this machine's name, no warning about it
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     warehouse = Path(tempfile.mkdtemp(prefix="strata-spark-"))
     utc = "-Duser.timezone=UTC -Dderby.system.home=" + str(warehouse)
     builder = (SparkSession.builder.master("local[2]").appName("strata-differential")

@@ -23,11 +23,13 @@ from __future__ import annotations
 import contextlib
 import runpy
 from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
 import pytest
-from real_engines import ROOT, multiset_difference
+from real_engines import REL_TOL, ROOT, multiset_difference, same_value
 
 import dialects
 from strata.compiler import Statement, compile_statements, view_name
@@ -246,6 +248,44 @@ def test_engine_returns_duckdbs_rows(name, model, label, engine_name, duckdb_eng
         f"{engine.name} differs from DuckDB on {len(ref.rows[key])} expected rows\n"
         f"  DuckDB only:\n{_show(missing)}\n  {engine.name} only:\n{_show(extra)}\n"
         f"SQL:\n{sql}")
+
+
+ALL_TYPES = {"id": "int", "x": "double", "d": "decimal(10, 2)", "t": "text", "b": "bool",
+             "day": "date", "ts": "timestamp", "tags": "list<text>"}
+ALL_TYPES_ROWS = [
+    (1, 1.5, Decimal("2.25"), "it's ü 😀", True, date(2024, 2, 29),
+     datetime(2024, 3, 31, 23, 59, 59, 500000), ["a", None]),
+    (2, None, None, None, None, None, None, None),
+    (3, -0.0, Decimal("-3.00"), "", False, date(1969, 12, 31), datetime(1970, 1, 1), []),
+]
+
+
+@pytest.mark.parametrize("engine_name", ("duckdb", *ENGINES))
+def test_an_engine_returns_what_it_was_loaded_with(engine_name, request):
+    """Every Strata type goes into each engine and comes back as the same Python value
+    (a table loaded twice is replaced): the ground the comparisons stand on."""
+    engine = request.getfixturevalue(f"{engine_name}_engine")
+    _LOADED.pop(engine.name, None)  # the next differential test reloads its module
+    engine.load("__roundtrip", ALL_TYPES, [ALL_TYPES_ROWS[0]])
+    engine.load("__roundtrip", ALL_TYPES, ALL_TYPES_ROWS)
+    got = sorted(engine.rows("SELECT * FROM __roundtrip"), key=lambda r: r[0])
+    assert got == ALL_TYPES_ROWS
+    assert [type(v) for v in got[0]] == [int, float, Decimal, str, bool, date, datetime, list]
+
+
+def test_rows_compare_as_multisets_with_doubles_to_a_tolerance():
+    assert multiset_difference([(1,), (1,), (2,)], [(2,), (1,), (1,)]) == ([], [])
+    assert multiset_difference([(1,), (1,)], [(1,), (2,)]) == ([(1,)], [(2,)])
+    assert same_value(0.1 + 0.2, 0.3) and same_value(1e300, 1e300 * (1 + REL_TOL / 2))
+    assert not same_value(2.75, 2.76) and not same_value(1.0, 1.0 + 1e-6)
+    assert same_value(float("nan"), float("nan")) and same_value(-0.0, 0.0)
+    # decimals and integers exactly, by value; timestamps exactly; NULL only equals NULL
+    assert same_value(Decimal("1.50"), Decimal("1.5")) and same_value(Decimal(2), 2)
+    assert not same_value(Decimal("2.755"), Decimal("2.76"))
+    assert not same_value(datetime(2024, 1, 1), datetime(2024, 1, 1, 0, 0, 0, 1))
+    assert not same_value(None, 0) and not same_value("", None) and same_value(None, None)
+    assert not same_value(True, 1) and not same_value("1", 1)
+    assert same_value(["a", None], ["a", None]) and not same_value(["a"], ["a", None])
 
 
 def test_every_module_is_executed():

@@ -1,0 +1,34 @@
+"""`.ci/run` is exactly the README's test command (issue 15: both make sure PostgreSQL
+and Java are there, and CI=true makes a missing engine fail the run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_test_command() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("Install what the tests need and run them", 1)[1]
+    command = block.split("```sh", 1)[1].split("```", 1)[0].strip()
+    return [part.strip() for part in command.split("&&")]
+
+
+def ci_run_commands() -> list[str]:
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    return [line.strip() for line in lines
+            if line.strip() and not line.startswith(("#", "set ", "cd "))]
+
+
+def test_ci_run_runs_the_readme_test_command_in_order():
+    # .ci/run may upgrade pip first on a fresh runner; every other step is the README's
+    steps = [c for c in ci_run_commands() if c != ".venv/bin/pip install -q --upgrade pip"]
+    assert steps == readme_test_command()
+
+
+def test_the_test_command_installs_the_engines_and_is_strict_about_them():
+    steps = readme_test_command()
+    assert steps[0] == ".ci/engines"
+    assert steps[-1].startswith("CI=true ") and "pytest" in steps[-1]
+    assert (ROOT / ".ci" / "engines").stat().st_mode & 0o111

@@ -433,7 +433,8 @@ def run_bounded(args: list[str], cwd: Path, size: int, env: dict | None = None) 
                    time.perf_counter() - start, limit)
 
 
-CODED = re.compile(r"error\[E(\d{3})\]")
+# a rendered diagnostic, or its --json form
+CODED = re.compile(r"error\[E(\d{3})\]|\"code\": \"E(\d{3})\"")
 # click's own refusals of an option value (exit 2): `Usage: ...` then `Error: ...`
 USAGE = re.compile(r"^Error: ", re.MULTILINE)
 
@@ -443,7 +444,7 @@ def assert_coded(outcome: Outcome, usage_ok: bool = False) -> None:
     values, `usage_ok`) click's exit-2 usage error; no traceback; within budget."""
     text = outcome.out + outcome.err
     assert "Traceback (most recent call last)" not in text, outcome
-    codes = CODED.findall(text)
+    codes = {a or b for a, b in CODED.findall(text)}
     assert "000" not in codes, outcome
     allowed = (0, 1, 2) if usage_ok else (0, 1)
     assert outcome.code in allowed, outcome

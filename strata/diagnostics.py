@@ -146,6 +146,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E092": ("an expression is nested too deeply to compile",
              "a chain of a thousand `and`s or `+`s in one expression"),
     "E093": ("build cannot write a model's file", "a directory named orders.sql in -o DIR"),
+    "E094": ("an object strata did not create holds the name of a model's live view",
+             "a table main.v_orders made by hand, then strata run"),
     "E096": ("the run's snapshot is quarantined: verify found it damaged",
              "rollback to a run whose snapshot's storage was altered"),
 }

@@ -47,34 +47,56 @@ def print_json(data) -> None:
 
 
 def handled(fn):
-    """Every StrataError becomes rendered diagnostics and exit 1; nothing else escapes
-    as a traceback (STRATA_DEBUG=1 shows it)."""
+    """Every StrataError becomes rendered diagnostics and exit 1; the warehouse file
+    failing (no space, not writable, truncated) is E070 naming it, exit 1; anything
+    else is E000, exit 3, never a traceback (STRATA_DEBUG=1 shows it). With --json,
+    every failure is also a document on stdout: {"status": "error", "error": [...]}."""
 
     @wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except StrataError as err:
-            ctx = click.get_current_context()
-            if ctx.params.get("as_json"):
-                print_json({"error": [d.to_json() for d in err.diagnostics]})
-            else:
-                print_diagnostics(err.diagnostics)
-            sys.exit(1)
+            _fail(err.diagnostics, 1)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
-        except Exception as err:  # a bug in strata, said plainly
+        except Exception as err:
             if os.environ.get("STRATA_DEBUG"):
                 raise
-            print_diagnostics([Diagnostic(
+            failed = _warehouse_failure(err)
+            if failed is not None:
+                _fail(failed.diagnostics, 1)
+            _fail([Diagnostic(  # a bug in strata, said plainly
                 "E000", f"internal error: {type(err).__name__}: {err}", None,
-                "this is a bug in strata; rerun with STRATA_DEBUG=1 for details")])
-            sys.exit(3)
+                "this is a bug in strata; rerun with STRATA_DEBUG=1 for details")], 3)
 
     return wrapper
+
+
+def _fail(diags: list[Diagnostic], status: int) -> None:
+    """Report and exit. --json: the diagnostics as a document on stdout (a script
+    parses stdout; an empty one told it nothing), and an internal error also as text
+    on stderr, for the person who reports it."""
+    if click.get_current_context().params.get("as_json"):
+        print_json({"status": "error", "error": [d.to_json() for d in diags]})
+        if status == 1:
+            sys.exit(status)
+    print_diagnostics(diags)
+    sys.exit(status)
+
+
+def _warehouse_failure(err: Exception) -> StrataError | None:
+    """E070 when a command's warehouse file failed under it (the engine's one
+    classifier, strata.engine.warehouse.file_failure). Only a command with `-o
+    WAREHOUSE` that has loaded the engine can have one: `check` never imports DuckDB."""
+    path = click.get_current_context().params.get("warehouse")
+    engine = sys.modules.get("strata.engine.warehouse")
+    if not path or engine is None:
+        return None
+    return engine.file_failure(str(path), err)
 
 
 # The module that defines a command, so a process imports only what it runs: `check`

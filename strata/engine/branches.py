@@ -8,11 +8,20 @@ import re
 import sqlglot
 from sqlglot import exp
 
-from strata.diagnostics import fail
+from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import history as H
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
-from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, internal, q
+from strata.engine.warehouse import (
+    INTERNAL,
+    MAIN_BRANCH,
+    TEXT_LIST,
+    Warehouse,
+    crash_point,
+    internal,
+    q,
+    text_list,
+)
 
 VIEW_PREFIX = "v_"
 _BRANCH_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -83,10 +92,38 @@ def _snapshot_of(sql: str) -> str | None:
     return None
 
 
+def check_view_names(wh: Warehouse, branch: str, models) -> None:
+    """E094 when the name of a model's live view (`branch.v_model`) holds a table, or
+    a view strata did not write (one that reads no snapshot): CREATE OR REPLACE VIEW
+    fails on a table (DuckDB's E000 "Existing object ... is of type Table") and would
+    silently replace someone's view. Asked before anything is built or repointed."""
+    wanted = {(VIEW_PREFIX + m).lower(): m for m in models}  # DuckDB folds case
+    if not wanted:
+        return
+    found = [(name, "table", None) for (name,) in wh.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? "
+        f"AND lower(table_name) IN (SELECT {TEXT_LIST})", [branch, text_list(wanted)]
+    ).fetchall()]
+    found += [(name, "view", sql) for name, sql in wh.execute(
+        "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = ? AND NOT internal "
+        f"AND lower(view_name) IN (SELECT {TEXT_LIST})", [branch, text_list(wanted)]
+    ).fetchall()]
+    foreign = [(name, kind) for name, kind, sql in found
+               if kind == "table" or _snapshot_of(sql) is None]
+    if foreign:
+        raise StrataError([Diagnostic(
+            "E094", f"`{branch}.{name}` is a {kind} strata did not create, in the place of "
+            f"the live view of model `{wanted[name.lower()]}`", None,
+            f"nothing was published; rename or drop it (ALTER {kind.upper()} "
+            f"{q(branch, name)} RENAME TO {name}_own), or publish on another branch "
+            "(--branch)") for name, kind in sorted(foreign)])
+
+
 def switch_views(wh: Warehouse, branch: str, snapshots: dict[str, str],
                  current: dict[str, str] | None = None) -> None:
     """Point each model's live view at its snapshot (inside the caller's transaction).
     Views that `current` (live_snapshots) shows already there are left alone."""
+    check_view_names(wh, branch, snapshots)
     wh.execute(f"CREATE SCHEMA IF NOT EXISTS {q(branch)}")
     for model, snap in snapshots.items():
         if current is not None and current.get(model) == snap:

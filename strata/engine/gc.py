@@ -40,6 +40,7 @@ ALL_BRANCHES = "*"  # the branch of a gc entry that considered every branch
 COLLECTABLE_PREFIXES = ("snap_", "layer_", "replay_")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^(?:\d+[smhdw])+$")
+MAX_AGE_DAYS = 365_000
 
 
 def parse_duration(text: str) -> dt.timedelta:
@@ -50,6 +51,10 @@ def parse_duration(text: str) -> dt.timedelta:
                    "a whole number and a unit: 90m, 12h, 30d, 2w (s, m = minutes, h, d, w); "
                    "units may be combined: 1d12h")
     seconds = sum(int(n) * _UNITS[u] for n, u in re.findall(r"(\d+)([smhdw])", compact))
+    if seconds > MAX_AGE_DAYS * 86400:  # a cutoff before year 1 overflowed the clock
+        raise fail("E082", f"duration `{text}` is too long: at most {MAX_AGE_DAYS}d "
+                   "(about a thousand years)", None,
+                   f"--older-than {MAX_AGE_DAYS}d collects nothing by age: no run is that old")
     return dt.timedelta(seconds=seconds)
 
 
@@ -99,7 +104,10 @@ def plan(wh: Warehouse, opts: GcOptions) -> GcReport:
     """What gc would do, read only."""
     if opts.keep_last < 0:
         raise fail("E084", f"--keep-last must be 0 or more, not {opts.keep_last}")
-    cutoff = now() - parse_duration(opts.older_than)
+    try:
+        cutoff = now() - parse_duration(opts.older_than)
+    except OverflowError:  # a clock (STRATA_NOW) near year 1: the cutoff is before it
+        raise fail("E082", f"duration `{opts.older_than}` reaches before year 1") from None
     report = GcReport("dry_run" if opts.dry_run else "collected", opts.older_than,
                       cutoff.isoformat(sep=" "), opts.keep_last, opts.branch,
                       file_bytes=_file_bytes(wh.path))

@@ -21,7 +21,7 @@ from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
 from strata.engine import code_cache, incremental, staleness
 from strata.engine import history as H
-from strata.engine.branches import ensure_branch, live_snapshots, switch_views
+from strata.engine.branches import check_view_names, ensure_branch, live_snapshots, switch_views
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import (
     RowHash,
@@ -47,6 +47,7 @@ from strata.engine.warehouse import (
     TEXT_LIST,
     Warehouse,
     crash_point,
+    file_failure,
     internal,
     text_list,
 )
@@ -232,6 +233,8 @@ class Run:
         code_fps = (reusable_code_fingerprints(base, self.code_key, closure, self.canonical)
                     or self._code_fingerprints(closure))
         live = live_snapshots(wh, opts.branch)
+        if not opts.stage_only:  # E094: a name a live view needs is taken, before any work
+            check_view_names(wh, opts.branch, closure)
 
         reasons: dict[str, str] = {}
         if opts.rebuild is not None:
@@ -418,9 +421,10 @@ class Run:
 
     def _engine_failure(self, name: str, err: duckdb.Error) -> StrataError:
         self.failed = name  # the run may fail because an input cannot be read
-        return fail("E080", f"model `{name}` failed in the engine: "
-                    f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
-                    "nothing was published")
+        return file_failure(self.wh.path, err) or fail(  # the file's fault is E070
+            "E080", f"model `{name}` failed in the engine: "
+            f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
+            "nothing was published")
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
         if ref.kind == "source":
@@ -536,9 +540,10 @@ class Run:
                                               for n in names])
         except duckdb.Error as err:
             models = ", ".join(f"`{m}`" for _, m, _, _ in batch)
-            raise fail("E080", f"hashing the results of {models} failed in the engine: "
-                       f"{str(err).strip().splitlines()[0]}", None,
-                       "nothing was published") from None
+            raise file_failure(self.wh.path, err) or fail(
+                "E080", f"hashing the results of {models} failed in the engine: "
+                f"{str(err).strip().splitlines()[0]}", None,
+                "nothing was published") from None
         share = (time.perf_counter() - started) / len(batch)
         for (snap, model, code_fp, result), hashed in zip(batch, hashes, strict=True):
             result.seconds += share

@@ -12,7 +12,7 @@ from strata.engine import history as H
 from strata.engine.branches import ensure_branch, list_branches, live_snapshots, switch_views
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import row_hash, sha
-from strata.engine.warehouse import MAIN_BRANCH, Warehouse, internal
+from strata.engine.warehouse import MAIN_BRANCH, Warehouse, file_failure, internal
 
 _NO_SNAPSHOTS_HINT = {
     "stage": "stage-only runs publish nothing",
@@ -91,6 +91,8 @@ def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
                 f"DESCRIBE SELECT * FROM {internal(rec.name)}").fetchall()]
             actual = hashed.digest(schema)
         except duckdb.Error as err:
+            if (whole := file_failure(wh.path, err, blocks=False)) is not None:
+                raise whole from None  # the file failed, not this snapshot: E070
             actual, hashed = f"unreadable: {str(err).splitlines()[0]}", None
         results.append(VerifyResult(model, rec.name, rec.content_hash, actual,
                                     hashed.count if hashed else -1, actual == rec.content_hash))

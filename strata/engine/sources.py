@@ -11,6 +11,7 @@ from sqlglot import exp
 from dialects import duckdb as duck
 from strata.diagnostics import did_you_mean, fail
 from strata.engine.fingerprints import RowHash, describe, row_hash
+from strata.engine.warehouse import connection_file_failure
 from strata.semantics.checks import types_fit
 from strata.semantics.module import Module, SourceInfo
 from strata.semantics.types import Type
@@ -88,9 +89,10 @@ def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[s
                    "the warehouse", src.decl.span,
                    "load it first, or point the source elsewhere with "
                    f"--override {src.name}=<table>") from None
-    except duckdb.Error as err:
-        raise fail("E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
-                   f"{_first_line(err)}", src.decl.span) from None
+    except duckdb.Error as err:  # the warehouse file failing is E070, not the source
+        raise connection_file_failure(con, err) or fail(
+            "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
+            f"{_first_line(err)}", src.decl.span) from None
     real = {name: engine for name, engine in schema}
     problems = []
     for name, declared in src.columns:
@@ -154,9 +156,10 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
         raise fail("E072", f"source `{src.name}` (`{binding.shown}`) holds a value its "
                    f"declaration does not fit: {_error_summary(err)}", src.decl.span,
                    "fix the data or the declared type") from None
-    except duckdb.Error as err:
-        raise fail("E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
-                   f"{_first_line(err)}", src.decl.span) from None
+    except duckdb.Error as err:  # the warehouse file failing is E070, not the source
+        raise connection_file_failure(con, err) or fail(
+            "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
+            f"{_first_line(err)}", src.decl.span) from None
     return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
 
 

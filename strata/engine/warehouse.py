@@ -11,8 +11,10 @@ Layout (SPEC §3.1):
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import signal
 import time
 from contextlib import contextmanager
@@ -23,7 +25,7 @@ import duckdb
 from sqlglot import exp
 
 from dialects.duckdb import is_database_file as _database_file
-from strata.diagnostics import fail
+from strata.diagnostics import StrataError, fail
 
 INTERNAL = "strata_internal"
 MAIN_BRANCH = "main"
@@ -112,8 +114,7 @@ class Warehouse:
             raise fail("E070", f"`{path}` is not a DuckDB database file", None,
                        "-o names the warehouse (a DuckDB file, created if missing); a CSV or "
                        "Parquet file is read through a source: source s = file 'path' { ... }")
-        timeout = lock_timeout if lock_timeout is not None else float(
-            os.environ.get("STRATA_LOCK_TIMEOUT", "10"))
+        timeout = lock_timeout if lock_timeout is not None else env_lock_timeout()
         deadline = time.monotonic() + timeout
         said = False
         while True:
@@ -129,7 +130,8 @@ class Warehouse:
             except duckdb.IOException as err:
                 message = str(err)
                 if "lock" not in message.lower():
-                    raise fail("E070", f"cannot open the warehouse `{path}`: {message}") from None
+                    raise file_failure(path, err) or fail(
+                        "E070", f"cannot open the warehouse `{path}`: {message}") from None
                 if time.monotonic() >= deadline:
                     holder = _lock_holder(message)
                     raise fail("E075", f"the warehouse `{path}` is in use by another process"
@@ -245,3 +247,128 @@ def _lock_holder(message: str) -> str | None:
 
 def dumps(value) -> str:
     return json.dumps(value, sort_keys=True, default=str)
+
+
+# ---------------------------------------------------------------- the environment
+LOCK_TIMEOUT_DEFAULT = 10.0
+LOCK_TIMEOUT_MAX = 86400.0  # a day: past that a wait is a hang, not patience
+
+
+def env_lock_timeout() -> float:
+    """STRATA_LOCK_TIMEOUT as seconds, read on every open so a bad value is E084 on
+    every command that opens a warehouse, not only when another process holds the lock
+    (and never a ValueError). `nan` compared false with every deadline and waited
+    forever; `inf`, a negative or a huge value is no wait anyone means either."""
+    text = os.environ.get("STRATA_LOCK_TIMEOUT")
+    if text is None:
+        return LOCK_TIMEOUT_DEFAULT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is None or not 0 <= seconds <= LOCK_TIMEOUT_MAX:  # False for nan
+        shown = "empty" if not text.strip() else f"`{text}`"
+        raise fail("E084", f"STRATA_LOCK_TIMEOUT is {shown}: not a number of seconds "
+                   f"from 0 to {LOCK_TIMEOUT_MAX:g}", None,
+                   "it is how long to wait for another process's lock on the warehouse: 0 "
+                   f"fails at once, {LOCK_TIMEOUT_MAX:g} waits up to a day; unset it for "
+                   f"the default ({LOCK_TIMEOUT_DEFAULT:g})")
+    return seconds
+
+
+# ---------------------------------------------------------------- the file failing
+@dataclass(frozen=True)
+class _Trouble:
+    """One way the warehouse file itself fails, told by the engine's message."""
+
+    phrases: tuple[str, ...]  # any of these, lower case, in the engine's message
+    errnos: tuple[int, ...]  # or an OSError with one of these
+    what: str  # what is wrong, for the diagnostic's message
+    hint: str
+    anywhere: bool  # true: only the device can cause it (no file name needed)
+
+
+_AFTER = "what was committed before is intact: a write that fails is not committed"
+_TROUBLES = (
+    _Trouble(("no space left on device",), (errno.ENOSPC,),
+             "cannot be written: no space left on the device",
+             f"free space where it lives (DuckDB writes FILE.wal beside it), then run the "
+             f"command again; {_AFTER}", True),
+    _Trouble(("disk quota exceeded",), (errno.EDQUOT,),
+             "cannot be written: the disk quota is exceeded",
+             f"free space or raise the quota, then run the command again; {_AFTER}", True),
+    _Trouble(("file too large",), (errno.EFBIG,),
+             "cannot be written: the file reached the largest size this process may write",
+             f"raise the file size limit (ulimit -f), then run the command again; {_AFTER}",
+             True),
+    _Trouble(("read-only file system",), (errno.EROFS,),
+             "cannot be written: its file system is read-only",
+             "commands that write (run, backfill, gc, rollback, branch create, replay "
+             "--execute) need a writable file and folder; history, verify, plan and replay "
+             "only read", True),
+    _Trouble(("permission denied", "operation not permitted"), (errno.EACCES, errno.EPERM),
+             "cannot be used: permission denied",
+             "this user must be able to read the file and, for commands that write, write "
+             "it and create files in its folder (DuckDB writes FILE.wal beside it)", False),
+    _Trouble(("could not read enough bytes", "not a valid duckdb database"), (errno.EIO,),
+             "is truncated or damaged: data its catalogue points to is missing from it",
+             "restore the file from a copy; strata cannot repair it (history, snapshots and "
+             "views all live in it)", False),
+)
+# A damaged block names no file: it is one table's, which a caller that knows the
+# tables can tell (verify and a run quarantine the snapshot); asked without that
+# knowledge (blocks=True), it is the warehouse's.
+_DAMAGED_BLOCK = _Trouble(
+    ("corrupt database file",), (), "has a damaged block (its checksum does not match)",
+    "restore the file from a copy, or `strata verify RUN -o WAREHOUSE` to find and "
+    "quarantine the damaged snapshots", True)
+
+
+def file_failure(path: str, err: BaseException, blocks: bool = True) -> StrataError | None:
+    """E070 when `err` (a DuckDB error or an OSError) is the warehouse file itself
+    failing: no space, a read-only or forbidden file or folder, a truncated or damaged
+    file. None when it is something else (a model's data, a source's file), which its
+    caller blames as before. The one place every command and the run's model and
+    source errors ask, so an I/O failure of the file is never blamed on a model.
+    blocks=False leaves a damaged block (one table's) to a caller that can tell
+    which snapshot it is."""
+    message = str(err)
+    low = message.lower()
+    code = err.errno if isinstance(err, OSError) else None
+    about_file = _names_warehouse(path, err, message)
+    for trouble in _TROUBLES + ((_DAMAGED_BLOCK,) if blocks else ()):
+        said = any(p in low for p in trouble.phrases) or code in trouble.errnos
+        if said and (trouble.anywhere or about_file):
+            first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
+            return fail("E070", f"the warehouse `{path}` {trouble.what}", None, trouble.hint,
+                        notes=[f"the engine said: {first}"])
+    return None
+
+
+# what DuckDB and strata keep beside the file: its write-ahead log, its spill folder,
+# a compaction's copy (and that copy's log)
+_BESIDE = ("", ".wal", ".tmp", ".strata-compact", ".strata-compact.wal")
+
+
+def _names_warehouse(path: str, err: BaseException, message: str) -> bool:
+    """Is the failing file the warehouse or one of its own files beside it? Whole
+    names only: a source `w.duckdb.csv` next to the warehouse `w.duckdb` is not it."""
+    names = {os.path.abspath(path) + s for s in _BESIDE} | {
+        os.path.realpath(path) + s for s in _BESIDE}
+    if isinstance(err, OSError):
+        given = [str(n) for n in (err.filename, err.filename2) if n is not None]
+        return any(os.path.realpath(n) in names or os.path.abspath(n) in names
+                   for n in given)
+    return any(re.search(re.escape(n) + r"""(?=["'\s:/]|$)""", message) for n in names)
+
+
+def connection_file_failure(con: duckdb.DuckDBPyConnection,
+                            err: BaseException) -> StrataError | None:
+    """file_failure for a caller that holds only the connection (a source's contract
+    check reads through it): the file is the connection's own database."""
+    try:
+        row = con.execute("SELECT path FROM duckdb_databases() "
+                          "WHERE database_name = current_database()").fetchone()
+    except duckdb.Error:
+        return None
+    return file_failure(row[0], err) if row and row[0] else None

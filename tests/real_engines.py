@@ -357,7 +357,9 @@ def start_spark() -> SparkEngine:
                .config("spark.sql.warehouse.dir", str(warehouse / "warehouse"))
                .config("spark.driver.extraJavaOptions", utc)
                .config("spark.driver.memory", "1g")
-               .config("spark.sql.adaptive.enabled", "false"))
+               .config("spark.sql.adaptive.enabled", "false")
+               # tiny tables: compiling a whole stage costs more than it saves
+               .config("spark.sql.codegen.wholeStage", "false"))
     try:
         with contextlib.chdir(ROOT):
             session = builder.getOrCreate()

@@ -241,8 +241,11 @@ def test_engine_returns_duckdbs_rows(name, model, label, engine_name, duckdb_eng
     try:
         got = engine.rows(sql)
     except Exception as err:  # noqa: BLE001 -- each driver has its own error classes
-        pytest.fail(f"{engine.name} fails: {type(err).__name__}: {str(err)[:800]}\n"
-                    f"SQL:\n{sql}", pytrace=False)
+        failure = f"{engine.name} fails: {type(err).__name__}: {str(err)[:800]}"
+    else:
+        failure = None
+    if failure:  # outside the except block: the report is the error, not its traceback
+        pytest.fail(f"{failure}\nSQL:\n{sql}", pytrace=False)
     missing, extra = multiset_difference(ref.rows[key], got)
     assert not missing and not extra, (
         f"{engine.name} differs from DuckDB on {len(ref.rows[key])} expected rows\n"

@@ -31,3 +31,11 @@ TABLES = {
 
 # text columns of vals: the same row as text
 TABLES["vals"] = [row + (None if row[1] is None else f"v{row[1]}",) for row in TABLES["vals"]]
+
+TABLES["lists"] = [
+    (1, [1, 2, 3], ["1", "2"]),
+    (2, [], []),
+    (3, None, None),
+    (4, [None, -5], ["-5", None]),
+    (5, [9007199254740993], ["9007199254740993"]),
+]

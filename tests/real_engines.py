@@ -158,7 +158,9 @@ def _pg_bindir() -> Path:
     found = shutil.which("initdb")
     if found:
         return Path(found).resolve().parent
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    # the newest version installed (numerically: 15 after 9.6)
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                        key=lambda p: [int(n) for n in re.findall(r"\d+", p)])
     if candidates:
         return Path(candidates[-1]).parent
     raise EngineUnavailable("PostgreSQL: no `initdb` on PATH or in /usr/lib/postgresql")
@@ -189,9 +191,11 @@ class PostgresServer:
 
     def _run(self, *args: str) -> subprocess.CompletedProcess:
         cmd = [str(self.bindir / args[0]), *args[1:]]
-        if self.user is not None:
+        if self.user is not None and shutil.which("setpriv"):
             cmd = ["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}",
                    "--clear-groups", "--", *cmd]
+        elif self.user is not None:
+            cmd = ["runuser", "-u", self.user.pw_name, "--", *cmd]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120,
                               cwd=self.root, check=False)
 

@@ -276,6 +276,16 @@ def test_an_engine_returns_what_it_was_loaded_with(engine_name, request):
     assert [type(v) for v in got[0]] == [int, float, Decimal, str, bool, date, datetime, list]
 
 
+def test_the_postgres_server_is_private_and_throwaway(postgres_engine):
+    """The server the tests start listens on no TCP address, only on a Unix socket in
+    its own temporary directory, and runs without fsync (it is thrown away)."""
+    settings = dict(postgres_engine.rows(
+        "SELECT name, setting FROM pg_settings WHERE name IN "
+        "('listen_addresses', 'unix_socket_directories', 'fsync', 'lc_collate')"))
+    assert settings == {"listen_addresses": "", "fsync": "off", "lc_collate": "C",
+                        "unix_socket_directories": str(postgres_engine.server.root)}
+
+
 def test_rows_compare_as_multisets_with_doubles_to_a_tolerance():
     assert multiset_difference([(1,), (1,), (2,)], [(2,), (1,), (1,)]) == ([], [])
     assert multiset_difference([(1,), (1,)], [(1,), (2,)]) == ([(1,)], [(2,)])

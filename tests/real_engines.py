@@ -261,8 +261,10 @@ def start_postgres() -> PostgresEngine:
                             _server_user())
     try:
         server.start()
+        # no prepared statements: a table reloaded with other column types would
+        # reuse an INSERT prepared for the old ones (a None then binds as text)
         con = psycopg.connect(host=str(server.root), user="postgres", dbname="postgres",
-                              autocommit=True)
+                              autocommit=True, prepare_threshold=None)
     except BaseException:
         server.stop()
         shutil.rmtree(server.root, ignore_errors=True)

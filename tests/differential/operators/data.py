@@ -1,5 +1,5 @@
 """Rows for the operators module: each operand NULL somewhere, negatives for `%`,
-ties for comparisons, and LIKE subjects and patterns with `%`, `_` and backslash."""
+zero divisors (rows 11, 12), ties for comparisons, and LIKE subjects and patterns with `%`, `_` and backslash."""
 
 from datetime import date, datetime
 from decimal import Decimal as D
@@ -26,5 +26,9 @@ TABLES = {
          date(2024, 2, 29), datetime(2024, 2, 29, 0, 0)),
         (10, 9007199254740993, 3, 1e15, 3.0, D("-0.01"), D("3.00"), None, None, "é", "É",
          date(2024, 5, 31), datetime(2024, 5, 31, 1, 2, 3)),
+        (11, -7, 0, -1.5, 0.0, D("7.50"), D("0.00"), True, False, "z", "z",
+         date(2024, 2, 1), datetime(2024, 2, 1, 0, 0)),
+        (12, 0, 0, 0.0, -0.0, D("0.00"), D("0.00"), False, False, "", "",
+         date(2024, 2, 2), datetime(2024, 2, 2, 0, 0)),
     ],
 }

@@ -149,10 +149,7 @@ class Grammar:
     literals: dict[str, str]  # terminal -> its one spelling ("model", "{")
     patterns: dict[str, str]  # terminal -> its regex (NAME, STRING, _SEP, ...)
     ignored: tuple[str, ...]  # what may stand between tokens (comments, blank lines)
-    height: dict[str, int]  # nonterminal -> fewest levels down to terminals only
-
-    def expansion_height(self, expansion: tuple[str, ...]) -> int:
-        return 1 + max((self.height[s] for s in expansion if s in self.rules), default=0)
+    shortest: dict[str, tuple[tuple[str, ...], ...]]  # the expansions of least height
 
 
 def _heights(rules: dict[str, tuple[tuple[str, ...], ...]]) -> dict[str, int]:
@@ -182,7 +179,13 @@ def grammar() -> Grammar:
         else:
             patterns[term.name] = term.pattern.value
     frozen = {k: tuple(v) for k, v in rules.items()}
-    return Grammar(frozen, literals, patterns, tuple(lark.lexer_conf.ignore), _heights(frozen))
+    height = _heights(frozen)
+
+    def of(e: tuple[str, ...]) -> int:
+        return 1 + max((height[s] for s in e if s in frozen), default=0)
+
+    shortest = {k: tuple(e for e in v if of(e) == height[k]) for k, v in frozen.items()}
+    return Grammar(frozen, literals, patterns, tuple(lark.lexer_conf.ignore), shortest)
 
 
 # Names the corpus uses, so a derivation's references sometimes resolve; a clean
@@ -244,8 +247,7 @@ def derive(choose: Choose, size: int = 60, start: str = "start",
         options = g.rules[symbol]
         steps += 1
         if share <= 0 or steps >= 20 * size:
-            least = g.height[symbol]
-            options = tuple(e for e in options if g.expansion_height(e) == least)
+            options = g.shortest[symbol]
         expansion = options[choose(len(options))]
         if not expansion and len(options) > 1 and choose(8):
             expansion = next(e for e in options if e)  # `decl*`: seldom none at all

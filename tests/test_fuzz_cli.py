@@ -178,7 +178,7 @@ def test_hostile_values_for_every_option(slot: Slot, project, odd_paths, tmp_pat
     good = sane(project, tmp_path)
     p, _ = project
 
-    @settings(CI, max_examples=examples(5))
+    @settings(CI, max_examples=examples(3))
     @given(values(slot.id, odd_paths))
     def one_value(value: str) -> None:
         outcome = run_bounded(argv(slot, value, good), p.dir, len(value))
@@ -209,14 +209,13 @@ def test_the_environment_variables_are_found() -> None:
 @pytest.mark.parametrize("variable", ENV_VARS)
 def test_hostile_values_for_every_environment_variable(variable: str, project, odd_paths,
                                                        tmp_path) -> None:
-    """What a user's shell may hold: the commands that read it (a check, a run, a
-    gc) answer as for any bad input."""
+    """What a user's shell may hold: a check (the parse cache) and a run (the clock,
+    the lock, the crash hooks) answer as for any bad input."""
     p, _ = project
     commands = [["check", str(p.module)],
-                ["run", str(p.module), "-o", str(p.warehouse), "--json"],
-                ["gc", "-o", str(p.warehouse), "--older-than", "30d", "--dry-run"]]
+                ["run", str(p.module), "-o", str(p.warehouse), "--json"]]
 
-    @settings(CI, max_examples=examples(3))
+    @settings(CI, max_examples=examples(2))
     @given(values(variable, odd_paths))
     def one_value(value: str) -> None:
         for args in commands:

@@ -1,5 +1,6 @@
 """Rows for the steps module: duplicate rows (ties), NULL join and group keys, an
-order whose customer is missing, lists that are empty, NULL or hold NULL."""
+order whose customer is missing, names whose order
+is by code point (upper case, lower case, accents), lists that are empty, NULL or hold NULL."""
 
 from datetime import date, datetime
 from decimal import Decimal as D
@@ -22,6 +23,9 @@ TABLES = {
         (30, "Cé'line", "south"),
         (40, "Dan", "north"),
         (50, "Eve", "east"),
+        (60, "éva", "east"),
+        (70, "Zoë", "East"),
+        (80, "eve", None),
     ],
     "returns": [
         (1, 10, "paid"),

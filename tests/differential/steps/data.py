@@ -1,6 +1,6 @@
 """Rows for the steps module: duplicate rows (ties), NULL join and group keys, an
-order whose customer is missing, names whose order
-is by code point (upper case, lower case, accents), lists that are empty, NULL or hold NULL."""
+order whose customer is missing, names that sort by code point (upper case, lower
+case, accents), lists that are empty, NULL or hold NULL."""
 
 from datetime import date, datetime
 from decimal import Decimal as D

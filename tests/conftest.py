@@ -1,7 +1,7 @@
 """Session fixtures: the real engines of the differential suite (tests/real_engines.py).
 
 Each engine starts at most once per test run, on first use. Where one is missing
-from the machine its tests are skipped, except in CI (env CI set), where a missing
+from the machine its tests are skipped, except in CI (env CI set, and not to 0/false/no), where a missing
 engine fails them: `.ci/run` installs both, so a skip there would hide a broken setup.
 """
 
@@ -20,8 +20,12 @@ from real_engines import (
 )
 
 
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def _unavailable(err: EngineUnavailable) -> None:
-    if os.environ.get("CI"):
+    if _in_ci():
         pytest.fail(f"CI needs every engine: {err}", pytrace=False)
     pytest.skip(str(err))
 

@@ -1,8 +1,12 @@
 """`.ci/run` is exactly the README's test command (issue 15: both make sure PostgreSQL
-and Java are there, and CI=true makes a missing engine fail the run)."""
+and Java are there, and CI=true makes a missing engine fail the run, where a plain
+`pytest` skips that engine's tests)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,3 +36,23 @@ def test_the_test_command_installs_the_engines_and_is_strict_about_them():
     assert steps[0] == ".ci/engines"
     assert steps[-1].startswith("CI=true ") and "pytest" in steps[-1]
     assert (ROOT / ".ci" / "engines").stat().st_mode & 0o111
+
+
+def _spark_roundtrip_without_java(ci: str | None) -> subprocess.CompletedProcess:
+    """The engine round-trip test for Spark, run where no `java` can be found."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "CI")}
+    env["PATH"] = ""
+    if ci is not None:
+        env["CI"] = ci
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+         "tests/test_differential.py", "-k", "loaded_with and spark"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_a_missing_engine_is_skipped_locally_and_fails_in_ci():
+    local = _spark_roundtrip_without_java(None)
+    assert local.returncode == 0 and "1 skipped" in local.stdout, local.stdout
+    assert "no `java`" in local.stdout
+    ci = _spark_roundtrip_without_java("true")
+    assert ci.returncode == 1 and "CI needs every engine" in ci.stdout, ci.stdout

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
+from strata.diagnostics import StrataError
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATA = str(Path(sys.executable).parent / "strata")
@@ -293,3 +296,209 @@ def test_item16_a_merge_never_builds_on_a_damaged_layer(tmp_path):
     expected = sorted(sql(wh, "SELECT id, amount, status, updated_at FROM orders"), key=repr)
     assert view_rows(wh, "up") == expected
     assert json.loads(cli("verify", report["run_id"], "-o", str(wh), "--json").stdout)["ok"]
+
+
+# ---------------------------------------------------------------- quarantine on evidence only
+# Quarantine follows evidence that ONE snapshot's storage is damaged (a block whose
+# checksum does not match, or verify's content hash), never the whole file failing
+# (E070) nor a passing failure (out of memory): warehouse.damaged_storage decides.
+def test_item16_a_truncated_warehouse_is_E070_for_run_and_nothing_is_written(tmp_path):
+    """The shop's warehouse cut to half: `run` quarantined the snapshots it could not
+    read, rebuilt them and published into the truncated file ("2 rebuilt, 12
+    reused"). Now it stops with E070 naming the file; the file is byte for byte as
+    it was (no quarantine entry, no table, no WAL)."""
+    wh = tmp_path / "w.duckdb"
+    run_json(SHOP, wh)
+    os.truncate(wh, wh.stat().st_size // 2)
+    before = wh.read_bytes()
+    for extra in ([], ["--full-refresh"], ["--only-stale"]):
+        proc = cli("run", SHOP, "-o", str(wh), *extra, check=False)
+        assert proc.returncode == 1 and codes(proc) == ["E070"], proc.stdout + proc.stderr
+        assert f"the warehouse `{wh}` is truncated or damaged" in proc.stderr
+        assert "quarantined" not in proc.stdout + proc.stderr
+        assert wh.read_bytes() == before and not Path(f"{wh}.wal").exists()
+    proc = cli("verify", "--json", "x", "-o", str(wh), check=False)  # verify: E070 too
+    assert [d["code"] for d in json.loads(proc.stdout)["error"]] == ["E070"]
+    assert wh.read_bytes() == before
+
+
+def test_item16_only_a_block_checksum_is_evidence_of_a_damaged_snapshot(shop, tmp_path):
+    """damaged_storage, asked with the engine's own errors: a checksum mismatch on
+    reading a table is; a truncated file (E070 instead) and out of memory are not."""
+    from strata.engine.warehouse import damaged_storage, file_failure
+
+    wh, first, _, damaged = shop
+
+    def error_reading(path: Path, table: str, *settings: str) -> duckdb.Error | None:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            for setting in settings:
+                con.execute(setting)
+            con.execute(f"SELECT * FROM strata_internal.{table}").fetchall()
+        except duckdb.Error as err:
+            return err
+        finally:
+            con.close()
+        return None
+
+    checksum = error_reading(wh, damaged)
+    assert damaged_storage(str(wh), checksum)
+
+    cut = tmp_path / "cut.duckdb"
+    cut.write_bytes(wh.read_bytes()[: wh.stat().st_size // 2])
+    tables = [r[0] for r in sql(wh, "SELECT table_name FROM duckdb_tables() WHERE "
+                                    "schema_name = 'strata_internal' AND table_name "
+                                    "LIKE 'snap_%' ORDER BY table_name")]
+    truncated = next(e for e in (error_reading(cut, t) for t in tables) if e is not None)
+    assert "could not read enough bytes" in str(truncated).lower()
+    assert not damaged_storage(str(cut), truncated)
+    assert file_failure(str(cut), truncated).code == "E070"
+
+    healthy = f"snap_{first['run_id']}_clean_orders"
+    memory = error_reading(wh, healthy, "SET threads = 1", "SET memory_limit = '300KB'")
+    assert isinstance(memory, duckdb.OutOfMemoryException)
+    assert not damaged_storage(str(wh), memory)
+
+
+WIDE_COLUMNS = 150
+
+
+def _wide_module(path: Path, changed: bool) -> None:
+    """`wide`: 150 columns of 100,000 rows (reading it pins a block per column: ~20
+    MiB); `total` reads every column of it. `changed` alters only `total`'s code."""
+    derive = ", ".join(f"c{i} = amount + {i}" for i in range(1, WIDE_COLUMNS + 1))
+    names = ", ".join(f"c{i}" for i in range(1, WIDE_COLUMNS + 1))
+    total = " + ".join(f"c{i}" for i in range(1, WIDE_COLUMNS + 1))
+    path.write_text(
+        PLAIN.split("model paid")[0]
+        + f"model wide {{\n  from orders\n  derive {derive}\n  select id, {names}\n}}\n"
+        + "model total {\n  from wide\n  aggregate n = count(), "
+        + ("m = max(id), " if changed else "") + f"s = sum({total})\n}}\n")
+
+
+def test_item16_out_of_memory_reading_an_input_quarantines_nothing(tmp_path):
+    """A passing failure says nothing about a snapshot: with the engine's memory
+    limit too small to read `wide` (a real DuckDB setting on the run's own
+    connection; the run and verify in this process), the run that rebuilds `total`
+    fails with E080 and verify with E080, and `wide` is not quarantined: a run with
+    memory reuses it. (Before, both quarantined the healthy `wide`.)"""
+    from strata.engine import history as hist
+    from strata.engine.materialize import Run, RunOptions
+    from strata.engine.ops import verify
+    from strata.engine.warehouse import Warehouse
+    from strata.semantics.resolve import load_module
+
+    wh, module = tmp_path / "w.duckdb", tmp_path / "m.strata"
+    sql(wh, "CREATE TABLE orders AS SELECT i::BIGINT AS id, (i % 97)::DOUBLE AS amount, "
+            "'paid' AS status, TIMESTAMP '2024-01-01' + to_seconds(i) AS updated_at "
+            "FROM range(100000) t(i)", read_only=False)
+    _wide_module(module, changed=False)
+    first = run_json(str(module), wh)
+    _wide_module(module, changed=True)
+    loaded = load_module(str(module))
+
+    def short_of_memory() -> Warehouse:
+        opened = Warehouse.open(str(wh))
+        opened.con.execute("SET threads = 1")
+        opened.con.execute("SET memory_limit = '16MB'")  # the bookkeeping fits, `wide` not
+        return opened
+
+    opened = short_of_memory()
+    try:
+        base = hist.last_with_snapshots(opened, "main")
+        opts = RunOptions(only_stale=True, source_fingerprints=base.source_fingerprints)
+        with pytest.raises(StrataError) as failed:
+            Run(loaded, opened, opts).execute()
+        assert [d.code for d in failed.value.diagnostics] == ["E080"]
+        assert "Out of Memory" in failed.value.diagnostics[0].message
+        with pytest.raises(StrataError) as unverified:
+            verify(opened, first["run_id"])
+        assert [d.code for d in unverified.value.diagnostics] == ["E080"]
+        assert "nothing was quarantined" in unverified.value.diagnostics[0].hint
+    finally:
+        opened.close()
+    assert quarantined(wh) == {}
+    again = run_json(str(module), wh, "--only-stale")
+    assert again["rebuilt"] == ["total"]
+    assert next(m for m in again["models"] if m["model"] == "wide")["status"] == "kept"
+    assert live(wh, "wide") == f"snap_{first['run_id']}_wide"
+
+
+# ---------------------------------------------------------------- verify, read-only
+@pytest.mark.parametrize("file_mode", [0o444, 0o644], ids=["file-read-only", "file-writable"])
+def test_item16_verify_read_only_reports_E077_and_a_run_still_repairs(tmp_path, file_mode):
+    """verify opened the warehouse for writing (to record the quarantine) and so
+    failed with E070 on a read-only file. In a read-only folder (and a read-only
+    file, or a writable one whose FILE.wal cannot be created), for a root without
+    CAP_DAC_OVERRIDE, it reports E077 as before, says in a note that it could not
+    record the quarantine, and writes nothing. The next run, which merges onto the
+    damaged clean_orders, finds it unreadable, quarantines it and starts over."""
+    from test_hostile_env import _as_a_user_bound_by_permissions
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    wh = folder / "W.duckdb"
+    first = run_json(SHOP, wh)
+    rows = view_rows(wh, "clean_orders")
+    damaged = f"snap_{first['run_id']}_clean_orders"
+    flip_a_byte(wh, damaged)
+    wh.chmod(file_mode)
+    folder.chmod(0o555)
+    try:
+        proc = subprocess.run([STRATA, "verify", first["run_id"], "-o", "W.duckdb"],
+                              cwd=folder, capture_output=True, text=True, timeout=180,
+                              check=False, env={**os.environ, "NO_COLOR": "1"},
+                              preexec_fn=_as_a_user_bound_by_permissions)
+    finally:
+        folder.chmod(0o755)
+        wh.chmod(0o644)
+    assert proc.returncode == 1 and codes(proc) == ["E077"], proc.stderr
+    assert f"`{damaged}` of `clean_orders`" in proc.stderr
+    assert "not quarantined: verify could not record it" in proc.stderr
+    assert "permission denied" in proc.stderr
+    assert "a run that reads it (a merge onto it, a model reading it) still finds it" in (
+        " ".join(proc.stderr.split()))
+    assert quarantined(wh) == {} and not Path(f"{wh}.wal").exists()
+
+    repaired = run_json(SHOP, wh)
+    assert any(f"`{damaged}` of `clean_orders` could not be read" in n
+               for n in repaired["notes"])
+    assert live(wh, "clean_orders") != damaged
+    assert view_rows(wh, "clean_orders") == rows
+    assert list(quarantined(wh)) == [damaged]
+
+
+# ---------------------------------------------------------------- plan and history
+def test_item16_plan_says_a_quarantined_model_is_rebuilt_and_run_only_stale_agrees(shop):
+    wh, first, rows, damaged = shop
+    cli("verify", first["run_id"], "-o", str(wh), check=False)
+    plan = json.loads(cli("plan", SHOP, "-o", str(wh), "--json").stdout)
+    to_rebuild = {m["model"]: m["reason"] for m in plan["models"] if m["rebuild"]}
+    assert list(to_rebuild) == ["order_totals"]
+    why = to_rebuild["order_totals"]
+    assert why.startswith(f"snapshot `{damaged}` quarantined by verify of run "
+                          f"{first['run_id']}: recorded ")
+    assert "now unreadable: Corrupt database file" in why
+    text = cli("plan", SHOP, "-o", str(wh)).stdout
+    shown = next(line for line in text.splitlines() if " order_totals " in line)
+    assert shown.lstrip().startswith("+ order_totals") and f"`{damaged}` quarantined" in shown
+
+    report = run_json(SHOP, wh, "--only-stale")
+    assert report["rebuilt"] == list(to_rebuild)
+    assert report["stale"]["order_totals"] == why  # the same words
+    assert view_rows(wh, "order_totals") == rows
+    after = json.loads(cli("plan", SHOP, "-o", str(wh), "--json").stdout)
+    assert not [m for m in after["models"] if m["rebuild"]]
+
+
+def test_item16_history_columns_line_up_with_a_quarantine_entry(shop):
+    """`quarantine` is 10 characters: the 8-wide kind column pushed that row's branch,
+    time and counts two characters right of every other row's."""
+    wh, first, _, _ = shop
+    cli("verify", first["run_id"], "-o", str(wh), check=False)
+    run_json(SHOP, wh)
+    lines = cli("history", "-o", str(wh)).stdout.splitlines()
+    columns = [re.match(r"(\S+) +(\S+) +(\S+) +(\S+ \S+) +(\S+)", line) for line in lines]
+    assert [m.group(2) for m in columns] == ["run", "quarantine", "run"]
+    for column in (2, 3, 4, 5):  # kind, branch (main, *), time, counts: one start each
+        assert len({m.start(column) for m in columns}) == 1, lines

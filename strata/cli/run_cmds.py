@@ -154,7 +154,7 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
         base = H.last_with_snapshots(wh, branch)
         read_then = (base.details.get("__replay") or {}).get("sources", {}) if base else {}
         reasons = plan_reasons(mod, closure, code_fps, base, live_snapshots(wh, branch),
-                               moved_relations(mod, read_then))
+                               moved_relations(mod, read_then), H.quarantined(wh))
     finally:
         wh.close()
     note = ("data staleness (changed sources) is decided only by `run --only-stale` and "
@@ -204,6 +204,11 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
     out = console()
     if not items:
         out.print("no runs yet", markup=False)
+    # columns as wide as their widest entry (`quarantine` is 10 wide, a branch any
+    # width), at least as wide as before, so every row's columns line up
+    id_w, kind_w, branch_w = (max([least, *(len(terminal_text(getattr(e, key)))
+                                            for e in items)])
+                              for key, least in (("id", 12), ("kind", 8), ("branch", 10)))
     for e in items:
         extra = ""
         if e.backfill_of:
@@ -218,8 +223,15 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
             counts = f"quarantined={len(e.details.get('quarantined', {}))}"
         if collected_by[e.seq]:
             extra += f"  collected by gc {collected_by[e.seq]}"
-        out.print(f"{e.id:<12}  {e.kind:<8}  {e.branch:<10}  {e.started_at}  "
-                  f"{counts}{extra}", markup=False, highlight=False)
+        row = "  ".join(_padded(v, w) for v, w in ((e.id, id_w), (e.kind, kind_w),
+                                                    (e.branch, branch_w)))
+        out.print(f"{row}  {e.started_at}  {counts}{extra}", markup=False, highlight=False)
+
+
+def _padded(value: str, width: int) -> str:
+    """`value` as the terminal shows it (escaped), padded to `width`."""
+    shown = terminal_text(value)
+    return shown + " " * (width - len(shown))
 
 
 def _collected_by(wh: Warehouse, entries: list[H.HistoryEntry]) -> dict[int, str | None]:
@@ -286,8 +298,9 @@ def replay_cmd(run_id: str, warehouse: str, execute: bool, as_json: bool) -> Non
 @handled
 def verify_cmd(run_id: str, warehouse: str, as_json: bool) -> None:
     """Recompute each snapshot's content hash of RUN_ID and compare with the record."""
-    # writable: a damaged snapshot is quarantined (a history entry) so no run reuses it
-    wh = Warehouse.open(warehouse, create=False)
+    # writable when it may be: a damaged snapshot is quarantined (a history entry) so no
+    # run reuses it; a file this user may not write is verified read-only all the same
+    wh = Warehouse.open_to_record(warehouse)
     try:
         results = ops.verify(wh, run_id)
     finally:

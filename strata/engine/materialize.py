@@ -47,6 +47,7 @@ from strata.engine.warehouse import (
     TEXT_LIST,
     Warehouse,
     crash_point,
+    damaged_storage,
     file_failure,
     internal,
     text_list,
@@ -176,7 +177,8 @@ class Run:
         self.unique_rights: set = set()  # join right sides found unique on a key
         self.quarantined: dict[str, H.Quarantined] = {}
         self.live: dict[str, str] = {}
-        self.failed: str | None = None  # the model the engine failed on
+        # the model the engine failed on, and the engine's error
+        self.failed: tuple[str, duckdb.Error] | None = None
         self.damaged_content: dict[tuple[str, str], str] = {}  # of quarantined snapshots
 
     # ------------------------------------------------------------ the run
@@ -243,7 +245,8 @@ class Run:
         elif opts.only_stale:
             reasons = staleness.stale_models(module, closure, code_fps, source_fps, base, live,
                                              wh)
-            reasons.update(self._quarantined_live(closure, base, live, reasons))
+            damaged = staleness.quarantined_models(closure, base, live, self.quarantined)
+            reasons.update({m: why for m, why in damaged.items() if m not in reasons})
             if not reasons:
                 report = RunReport(base.id if base else "", opts.branch, "up_to_date",
                                    notes=["everything up to date (nothing to do)"])
@@ -313,7 +316,7 @@ class Run:
             self._abandon_inflight()
             self._drop_created()
             if isinstance(err, StrataError) and self.failed is not None:
-                self._quarantine_unreadable(self.failed, err)
+                self._quarantine_unreadable(*self.failed, err)
             raise
         finally:
             self._close_lanes()
@@ -420,7 +423,7 @@ class Run:
         return result
 
     def _engine_failure(self, name: str, err: duckdb.Error) -> StrataError:
-        self.failed = name  # the run may fail because an input cannot be read
+        self.failed = (name, err)  # the run may fail because an input cannot be read
         return file_failure(self.wh.path, err) or fail(  # the file's fault is E070
             "E080", f"model `{name}` failed in the engine: "
             f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
@@ -761,25 +764,18 @@ class Run:
         return (f"{what} `{snapshot}` is quarantined ({q.found_by} found it damaged): "
                 "computed in full")
 
-    def _quarantined_live(self, closure: list[str], base: H.HistoryEntry | None,
-                          live: dict[str, str], reasons: dict[str, str]) -> dict[str, str]:
-        """--only-stale: the models whose live or last snapshot is quarantined are stale
-        whatever their code and sources."""
-        out = {}
-        for name in closure:
-            snaps = [live.get(name), base.snapshots.get(name) if base else None]
-            damaged = next((s for s in snaps if s in self.quarantined), None)
-            if name not in reasons and damaged is not None:
-                out[name] = self._quarantine_note("its snapshot", damaged).replace(
-                    ": computed in full", "")
-        return out
-
-    def _quarantine_unreadable(self, model: str, err: StrataError) -> None:
-        """After `model` failed in the engine (the open build batch rolled back): the
-        snapshots it read that this run did not build, and that cannot be read, are
-        quarantined, and the run starts over (_StartOver). Nothing when all read."""
+    def _quarantine_unreadable(self, model: str, cause: duckdb.Error,
+                               err: StrataError) -> None:
+        """After `model` failed in the engine (the open build batch rolled back) with
+        an error that shows damaged storage (damaged_storage: a block checksum, never
+        the whole file failing nor a passing failure): the snapshots it read that this
+        run did not build, and whose storage is damaged, are quarantined, and the run
+        starts over (_StartOver). Nothing otherwise: the model's error stands (E070
+        for the file, which is never written to)."""
         from strata.engine.ops import damage_verdicts, quarantine, unreadable_tables
 
+        if not damaged_storage(self.wh.path, cause):
+            return
         reads = [self.snap_of.get(m) for m in self.module.models[model].models_read]
         if _merges(self.module.plan(model)):
             reads.append(self.live.get(model))  # the previous snapshot a merge reads

@@ -12,7 +12,13 @@ from strata.engine import history as H
 from strata.engine.branches import ensure_branch, list_branches, live_snapshots, switch_views
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import row_hash, sha
-from strata.engine.warehouse import MAIN_BRANCH, Warehouse, file_failure, internal
+from strata.engine.warehouse import (
+    MAIN_BRANCH,
+    Warehouse,
+    damaged_storage,
+    file_failure,
+    internal,
+)
 
 _NO_SNAPSHOTS_HINT = {
     "stage": "stage-only runs publish nothing",
@@ -78,8 +84,9 @@ class VerifyResult:
 
 def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
     """Recompute each snapshot's content hash; E077 when any differs. A snapshot that
-    differs (or cannot be read) is quarantined first, when the warehouse is open for
-    writing: no run reuses it again, and the next run rebuilds it."""
+    differs (or whose storage is damaged) is quarantined first, when the warehouse can
+    be written: no run reuses it again, and the next run rebuilds it. When it cannot
+    (read-only file or folder), E077 says so in a note: the verdict is the same."""
     entry = H.find(wh, run_id)
     records = require_snapshots(wh, entry, "verify")
     results = []
@@ -91,24 +98,88 @@ def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
                 f"DESCRIBE SELECT * FROM {internal(rec.name)}").fetchall()]
             actual = hashed.digest(schema)
         except duckdb.Error as err:
-            if (whole := file_failure(wh.path, err, blocks=False)) is not None:
-                raise whole from None  # the file failed, not this snapshot: E070
-            actual, hashed = f"unreadable: {str(err).splitlines()[0]}", None
+            actual, hashed = _read_failure(wh, rec, err), None
         results.append(VerifyResult(model, rec.name, rec.content_hash, actual,
                                     hashed.count if hashed else -1, actual == rec.content_hash))
     bad = [r for r in results if not r.ok]
     if bad:
         found = {r.snapshot: (records[r.model], f"recorded {r.recorded}, now {r.actual}",
                               r.actual.startswith("unreadable: ")) for r in bad}
-        if not wh.read_only:  # a read-only caller gets the verdict but cannot record it
-            quarantine(wh, damage_verdicts(wh, found), f"verify of run {entry.id}")
+        unrecorded = _record_quarantine(wh, damage_verdicts(wh, found),
+                                        f"verify of run {entry.id}")
         known = H.quarantined(wh)
         raise StrataError([Diagnostic(
             "E077", f"run `{entry.id}`: snapshot `{r.snapshot}` of `{r.model}` does not match "
             f"its recorded content hash", None, repair_hint(wh, entry, r.snapshot, r.model),
             notes=(f"recorded {r.recorded}, now {r.actual}",
-                   *_quarantine_said(known.get(r.snapshot)))) for r in bad])
+                   *_quarantine_said(known.get(r.snapshot)),
+                   *_not_recorded(unrecorded, r, known, wh.path))) for r in bad])
     return results
+
+
+def _read_failure(wh: Warehouse, rec: H.SnapshotRecord, err: duckdb.Error) -> str:
+    """verify's finding for a snapshot it could not read: `unreadable: ...` (a
+    mismatch, quarantined) only when the error shows its storage damaged
+    (damaged_storage). The whole file failing is E070; a passing failure (out of
+    memory, interrupted) is E080 and quarantines nothing: it says nothing about the
+    snapshot, and a healthy one must not be refused by every run after."""
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if damaged_storage(wh.path, err):
+        return f"unreadable: {first}"
+    raise file_failure(wh.path, err, blocks=False) or fail(
+        "E080", f"verify: reading snapshot `{rec.name}` of `{rec.model}` failed in the "
+        f"engine: {first}", None, "nothing was quarantined (this says nothing about the "
+        "snapshot's storage): run verify again") from None
+
+
+def _record_quarantine(wh: Warehouse, verdicts: dict[str, tuple[str, str]],
+                       found_by: str) -> str | None:
+    """Quarantine `verdicts` when the warehouse can be written; else why not (a
+    read-only open, or the write refused: the folder may not hold FILE.wal)."""
+    if wh.read_only:
+        return wh.unwritable or f"the warehouse `{wh.path}` is open read-only"
+    try:
+        quarantine(wh, verdicts, found_by)
+    except duckdb.Error as err:
+        refused = file_failure(wh.path, err)
+        if refused is None:
+            raise
+        return refused.diagnostics[0].message
+    return None
+
+
+def _not_recorded(why: str | None, result: VerifyResult, known: dict[str, H.Quarantined],
+                  path: str) -> list[str]:
+    """E077's note when the verdict could not be recorded: what happens instead."""
+    if why is None or result.snapshot in known:
+        return []
+    again = f"verify again where `{path}` can be written to quarantine it"
+    if result.actual.startswith("unreadable: "):
+        then = ("a run that reads it (a merge onto it, a model reading it) still finds it "
+                "unreadable, quarantines it and rebuilds it; one that only computes the "
+                f"same rows again may keep it: {again}")
+    else:  # readable, other rows: a run would take it for the content it records
+        then = ("until then a run may reuse it (it reads, and its record says it holds "
+                f"what the run computes): {again}")
+    return [f"not quarantined: verify could not record it ({why}); {then}"]
+
+
+def unreadable_tables(wh: Warehouse, rec: H.SnapshotRecord) -> dict[str, str]:
+    """table -> the engine's error, for each table of the snapshot that cannot be read
+    in full (every column of every row: a damaged block fails only when read) because
+    its storage is damaged (damaged_storage). The whole file failing is E070 at once;
+    a passing failure (out of memory) is no evidence, and the table is not listed."""
+    names = [c for c, _ in rec.columns]
+    out = {}
+    for table_name in rec.tables:
+        try:
+            row_hash(wh.con, internal(table_name), names)
+        except duckdb.Error as err:
+            if damaged_storage(wh.path, err):
+                out[table_name] = str(err).strip().splitlines()[0]
+            elif (whole := file_failure(wh.path, err, blocks=False)) is not None:
+                raise whole from None
+    return out
 
 
 # ---------------------------------------------------------------- quarantine
@@ -118,19 +189,6 @@ def _quarantine_said(verdict: H.Quarantined | None) -> list[str]:
     said = (f"quarantined by {verdict.found_by} (history entry {verdict.entry}): no run "
             "reuses it, and rollback to a run that lists it is refused (E096)")
     return [said]
-
-
-def unreadable_tables(wh: Warehouse, rec: H.SnapshotRecord) -> dict[str, str]:
-    """table -> the engine's error, for each table of the snapshot that cannot be read
-    in full (every column of every row: a damaged block fails only when read)."""
-    names = [c for c, _ in rec.columns]
-    out = {}
-    for table_name in rec.tables:
-        try:
-            row_hash(wh.con, internal(table_name), names)
-        except duckdb.Error as err:
-            out[table_name] = str(err).strip().splitlines()[0]
-    return out
 
 
 def damage_verdicts(wh: Warehouse, found: dict[str, tuple[H.SnapshotRecord, str, bool]]

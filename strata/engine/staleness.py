@@ -38,14 +38,33 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
     return reasons
 
 
+def quarantined_models(models: list[str], base: H.HistoryEntry | None,
+                       live: dict[str, str],
+                       quarantined: dict[str, H.Quarantined]) -> dict[str, str]:
+    """model -> why it must be rebuilt though its code and sources did not change: its
+    live or last snapshot is quarantined (verify, or a run, found its storage
+    damaged), and a run never keeps one. `plan` and `run --only-stale` both ask
+    this, so what plan says a run will rebuild is what it rebuilds."""
+    out = {}
+    for name in models:
+        snaps = [live.get(name), base.snapshots.get(name) if base else None]
+        damaged = next((s for s in snaps if s in quarantined), None)
+        if damaged is not None:
+            verdict = quarantined[damaged]
+            out[name] = f"snapshot `{damaged}` quarantined by {verdict.found_by}: {verdict.why}"
+    return out
+
+
 def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
                  base: H.HistoryEntry | None, live: dict[str, str],
-                 moved: dict[str, str] | None = None) -> dict[str, str]:
+                 moved: dict[str, str] | None = None,
+                 quarantined: dict[str, H.Quarantined] | None = None) -> dict[str, str]:
     """What `strata plan` can tell without reading data: code, presence, live views,
-    and sources the module now points at another table or file (`moved`: source ->
-    what it reads now)."""
+    sources the module now points at another table or file (`moved`: source -> what
+    it reads now), and quarantined snapshots (read from the history, not the data)."""
     out = {}
     moved = moved or {}
+    damaged = quarantined_models(models, base, live, quarantined or {})
     for name in models:
         hit = sorted(module.sources_upstream(name) & set(moved))
         if base is None or name not in base.snapshots:
@@ -56,6 +75,8 @@ def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
             out[name] = f"source `{hit[0]}` now reads `{moved[hit[0]]}`"
         elif live.get(name) != base.snapshots[name]:
             out[name] = "live view differs from the last run"
+        elif name in damaged:
+            out[name] = damaged[name]
         else:
             out[name] = "up to date (code)"
     return out

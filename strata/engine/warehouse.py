@@ -26,8 +26,10 @@ from sqlglot import exp
 
 from dialects.duckdb import is_database_file as _database_file
 from strata.diagnostics import StrataError, fail
+from strata.textsafe import escape_unprintable
 
 INTERNAL = "strata_internal"
+_HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
 MAIN_BRANCH = "main"
 SCHEMA_VERSION = 1
 
@@ -94,6 +96,8 @@ class Warehouse:
     con: duckdb.DuckDBPyConnection
     read_only: bool = False
     _internal_ready: bool = False
+    # why a caller that asked to write got the file read-only (open_to_record), or None
+    unwritable: str | None = None
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -130,7 +134,10 @@ class Warehouse:
             except duckdb.IOException as err:
                 message = str(err)
                 if "lock" not in message.lower():
-                    raise file_failure(path, err) or fail(
+                    failure = file_failure(path, err)
+                    if failure is not None and not read_only and _write_trouble(path, err):
+                        raise _CannotWrite(failure) from None
+                    raise failure or fail(
                         "E070", f"cannot open the warehouse `{path}`: {message}") from None
                 if time.monotonic() >= deadline:
                     holder = _lock_holder(message)
@@ -139,9 +146,7 @@ class Warehouse:
                                "wait for it to finish, or raise STRATA_LOCK_TIMEOUT "
                                "(seconds) to wait longer") from None
                 if not said:
-                    import sys
-                    print(f"waiting for the warehouse lock on {path} (up to {timeout:g} s)...",
-                          file=sys.stderr)
+                    _say_waiting(path, timeout)
                     said = True
                 time.sleep(0.2)
             except duckdb.Error as err:
@@ -149,10 +154,42 @@ class Warehouse:
                            "is it a DuckDB database file?") from None
         wh = cls(str(target), con, read_only)
         if not wh.read_only:
+            wh._check_whole()
             wh._setup()
         else:
             wh._check_version()
         return wh
+
+    @classmethod
+    def open_to_record(cls, path: str) -> Warehouse:
+        """For a command that reads and records what it found (verify's quarantine):
+        writable when this process may write the file, else read-only with
+        `unwritable` saying why. Recording is a bonus there, not the job: a file
+        nobody may write (permission, read-only file system) is still verified, as
+        it was before verify recorded anything."""
+        try:
+            return cls.open(path, create=False)
+        except _CannotWrite as err:
+            wh = cls.open(path, read_only=True, create=False)
+            wh.unwritable = err.why
+            return wh
+
+    def _check_whole(self) -> None:
+        """E070 before a command writes anything when the file is shorter than the
+        blocks its own header counts (truncated: a copy cut short). DuckDB finds that
+        only when a read reaches the missing part: a run found it after building
+        tables into the broken file (and quarantined healthy snapshots there)."""
+        try:
+            blocks, block_size = self.con.execute(
+                "SELECT total_blocks, block_size FROM pragma_database_size() "
+                "WHERE database_name = current_database()").fetchone()
+        except (duckdb.Error, TypeError):
+            return  # nothing to compare with: DuckDB's own reads still say it
+        need, have = _HEADER_BYTES + blocks * block_size, os.path.getsize(self.path)
+        if blocks and have < need:
+            self.con.close()
+            raise _diagnosed(self.path, _TRUNCATED, f"the file holds {have} bytes; its header "
+                             f"counts {blocks} blocks of {block_size} bytes ({need} bytes)")
 
     def _setup(self) -> None:
         if self.has_internal():  # set up already: read, write nothing
@@ -237,6 +274,26 @@ class Warehouse:
             self.con.execute(f"DROP TABLE IF EXISTS {internal(name)}")
 
 
+class _CannotWrite(StrataError):
+    """Opening for writing failed only because the file may not be written (E070 as
+    file_failure says it; `why` is its message): a read-only open may still work."""
+
+    def __init__(self, failure: StrataError):
+        super().__init__(failure.diagnostics)
+        self.why = failure.diagnostics[0].message
+
+
+def _say_waiting(path: str, timeout: float) -> None:
+    """The one line a wait for another process's lock prints, on stderr. The path is
+    user text (a folder may be named with ESC or a carriage return): escaped as every
+    terminal line is (strata.textsafe, what the CLI's console uses), so it cannot
+    drive the terminal; the engine does not import the CLI for it."""
+    import sys
+
+    print(escape_unprintable(f"waiting for the warehouse lock on {path} "
+                             f"(up to {timeout:g} s)..."), file=sys.stderr)
+
+
 def _lock_holder(message: str) -> str | None:
     marker = "PID"
     if marker in message:
@@ -286,6 +343,7 @@ class _Trouble:
     what: str  # what is wrong, for the diagnostic's message
     hint: str
     anywhere: bool  # true: only the device can cause it (no file name needed)
+    writing: bool = False  # only writing fails: the file can still be opened read-only
 
 
 _AFTER = "what was committed before is intact: a write that fails is not committed"
@@ -293,28 +351,32 @@ _TROUBLES = (
     _Trouble(("no space left on device",), (errno.ENOSPC,),
              "cannot be written: no space left on the device",
              f"free space where it lives (DuckDB writes FILE.wal beside it), then run the "
-             f"command again; {_AFTER}", True),
+             f"command again; {_AFTER}", True, writing=True),
     _Trouble(("disk quota exceeded",), (errno.EDQUOT,),
              "cannot be written: the disk quota is exceeded",
-             f"free space or raise the quota, then run the command again; {_AFTER}", True),
+             f"free space or raise the quota, then run the command again; {_AFTER}", True,
+             writing=True),
     _Trouble(("file too large",), (errno.EFBIG,),
              "cannot be written: the file reached the largest size this process may write",
              f"raise the file size limit (ulimit -f), then run the command again; {_AFTER}",
-             True),
+             True, writing=True),
     _Trouble(("read-only file system",), (errno.EROFS,),
              "cannot be written: its file system is read-only",
              "commands that write (run, backfill, gc, rollback, branch create, replay "
              "--execute) need a writable file and folder; history, verify, plan and replay "
-             "only read", True),
+             "only read", True, writing=True),
     _Trouble(("permission denied", "operation not permitted"), (errno.EACCES, errno.EPERM),
              "cannot be used: permission denied",
              "this user must be able to read the file and, for commands that write, write "
-             "it and create files in its folder (DuckDB writes FILE.wal beside it)", False),
-    _Trouble(("could not read enough bytes", "not a valid duckdb database"), (errno.EIO,),
-             "is truncated or damaged: data its catalogue points to is missing from it",
-             "restore the file from a copy; strata cannot repair it (history, snapshots and "
-             "views all live in it)", False),
+             "it and create files in its folder (DuckDB writes FILE.wal beside it)", False,
+             writing=True),
 )
+_TRUNCATED = _Trouble(
+    ("could not read enough bytes", "not a valid duckdb database"), (errno.EIO,),
+    "is truncated or damaged: data its catalogue points to is missing from it",
+    "restore the file from a copy; strata cannot repair it (history, snapshots and "
+    "views all live in it)", False)
+_TROUBLES = (*_TROUBLES, _TRUNCATED)
 # A damaged block names no file: it is one table's, which a caller that knows the
 # tables can tell (verify and a run quarantine the snapshot); asked without that
 # knowledge (blocks=True), it is the warehouse's.
@@ -332,17 +394,53 @@ def file_failure(path: str, err: BaseException, blocks: bool = True) -> StrataEr
     source errors ask, so an I/O failure of the file is never blamed on a model.
     blocks=False leaves a damaged block (one table's) to a caller that can tell
     which snapshot it is."""
+    trouble = _trouble(path, err, blocks)
+    if trouble is None:
+        return None
     message = str(err)
-    low = message.lower()
+    first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
+    return _diagnosed(path, trouble, f"the engine said: {first}")
+
+
+def _diagnosed(path: str, trouble: _Trouble, note: str) -> StrataError:
+    return fail("E070", f"the warehouse `{path}` {trouble.what}", None, trouble.hint,
+                notes=[note])
+
+
+def _trouble(path: str, err: BaseException, blocks: bool) -> _Trouble | None:
+    low = str(err).lower()
     code = err.errno if isinstance(err, OSError) else None
-    about_file = _names_warehouse(path, err, message)
+    about_file = _names_warehouse(path, err, str(err))
     for trouble in _TROUBLES + ((_DAMAGED_BLOCK,) if blocks else ()):
         said = any(p in low for p in trouble.phrases) or code in trouble.errnos
         if said and (trouble.anywhere or about_file):
-            first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
-            return fail("E070", f"the warehouse `{path}` {trouble.what}", None, trouble.hint,
-                        notes=[f"the engine said: {first}"])
+            return trouble
     return None
+
+
+def _write_trouble(path: str, err: BaseException) -> bool:
+    """Is `err` the file refusing to be written (what a read-only open avoids)?"""
+    trouble = _trouble(path, err, blocks=False)
+    return trouble is not None and trouble.writing
+
+
+def damaged_storage(path: str, err: BaseException) -> bool:
+    """May `err`, raised reading one table, be taken as evidence that THIS table's
+    storage is damaged, so the snapshot holding it is quarantined and rebuilt?
+
+    Only a block whose checksum does not match ("Corrupt database file"): DuckDB
+    checks each block it reads, so that error is about those bytes and no others.
+    Nothing else says anything about one snapshot, and quarantining on it does harm:
+    the whole file failing (file_failure: truncated -- "could not read enough
+    bytes" --, an I/O error, permission, no space) is E070, since a run that
+    "repaired" snapshots there would publish into a broken file; and a passing
+    failure (out of memory, interrupted, any other engine error) leaves a healthy
+    table that must not be refused and rebuilt forever after."""
+    if isinstance(err, (duckdb.OutOfMemoryException, duckdb.InterruptException)):
+        return False
+    if _trouble(path, err, blocks=False) is not None:
+        return False
+    return any(p in str(err).lower() for p in _DAMAGED_BLOCK.phrases)
 
 
 # what DuckDB and strata keep beside the file: its write-ahead log, its spill folder,

@@ -22,7 +22,6 @@ from dialects.base import (
     _unit,
     cast,
     double_average,
-    double_division,
     double_to_int_half_even,
     extract_rewrite,
     field,
@@ -33,6 +32,7 @@ from dialects.base import (
     shifted,
     whole_weeks,
 )
+from dialects.numeric import ieee_divide_function
 
 
 def _monday_weeks(node: exp.Expression) -> exp.Expression:
@@ -72,5 +72,5 @@ DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                   row_hash="farm_fingerprint",
                   rewrites=(_monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves), _scaled_decimal,
-                            double_division, double_average,
+                            ieee_divide_function, double_average,
                             like_without_escape(clause=False)))

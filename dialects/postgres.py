@@ -2,8 +2,14 @@
 
 Where PostgreSQL means something else than DuckDB by the same spelling (the manual
 sections each rewrite relies on are in docs/DIALECTS.md):
-- ROUND of a double rounds halves to even and takes no digits: spelled out; ROUND of
-  an int or decimal rounds in NUMERIC, cast back to the operand's type.
+- ROUND of a double rounds halves to even and takes no digits: spelled out exactly
+  (dialects/numeric.py); ROUND of an int or decimal rounds in NUMERIC, cast back to
+  the operand's type.
+- `/` raises on a zero divisor (DuckDB: ±Infinity, NaN); there is no `%` of doubles
+  (E091); a double cast to NUMERIC(p, s) rounds its 15-digit text, not DuckDB's
+  scaled double.
+- text casts to BIGINT refuse '2.5' and '1e3' (DuckDB rounds the decimal); text
+  casts to boolean take 'on', ' true ' and prefixes DuckDB refuses.
 - EXTRACT names DOW/DOY, returns NUMERIC (cast to BIGINT, seconds floored, the epoch
   a double) and refuses hour/minute/second of a date.
 - a boolean casts to INTEGER only, and only an INTEGER casts to boolean.
@@ -19,8 +25,6 @@ from dialects.base import (
     Dialect,
     bool_to_number_via_int,
     double_average,
-    double_division,
-    double_round,
     extract_rewrite,
     field,
     like_without_escape,
@@ -29,6 +33,16 @@ from dialects.base import (
     time_of_day,
     whole_second,
     whole_weeks,
+)
+from dialects.numeric import (
+    Rounding,
+    bind_by_subquery,
+    double_to_decimal,
+    ieee_division,
+    no_double_remainder,
+    text_to_bool,
+    text_to_int,
+    trunc_function,
 )
 
 
@@ -40,6 +54,8 @@ def _cardinality(node: exp.Expression) -> exp.Expression:
     return node
 
 
+ROUNDING = Rounding(trunc=trunc_function, bind=bind_by_subquery)
+
 PARTS = {
     "DAYOFWEEK": field("DOW"),  # Sunday 0 .. Saturday 6, as DuckDB
     "DAYOFYEAR": field("DOY"),
@@ -50,8 +66,10 @@ PARTS = {
 
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
-                  rewrites=(double_round, numeric_round,
+                  rewrites=(ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,
                             whole_weeks, like_without_escape(clause=True),
-                            double_average, double_division, _cardinality))
+                            double_average, ieee_division, no_double_remainder,
+                            double_to_decimal(ROUNDING), text_to_int("DECIMAL"),
+                            text_to_bool, _cardinality))

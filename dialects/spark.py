@@ -16,6 +16,11 @@ reference sections each rewrite relies on are in docs/DIALECTS.md):
 - `/` on decimals and AVG of a decimal stay decimals of about 6 fraction digits;
   Strata types both double.
 - LIKE escapes with a backslash by default: every backslash doubled.
+- `/` and `%` raise on a zero divisor in ANSI mode (DuckDB: ±Infinity, NaN); ROUND
+  of a double with digits and a double's cast to DECIMAL round its decimal text
+  (1.005 -> 1.01), DuckDB the scaled double (dialects/numeric.py).
+- text casts to BIGINT refuse '2.5' and '1e3' (DuckDB rounds the decimal); text
+  casts to boolean take spaces DuckDB refuses.
 """
 
 from __future__ import annotations
@@ -30,8 +35,6 @@ from dialects.base import (
     bround,
     decimal_to_int_rounds,
     double_average,
-    double_division,
-    double_round_digits,
     double_to_int_half_even,
     epoch_from_fields,
     extract_rewrite,
@@ -39,6 +42,16 @@ from dialects.base import (
     like_without_escape,
     shifted,
     whole_second,
+)
+from dialects.numeric import (
+    Rounding,
+    bind_by_lambda,
+    double_to_decimal,
+    ieee_division,
+    nan_remainder,
+    text_to_bool,
+    text_to_int,
+    trunc_by_bigint,
 )
 
 
@@ -57,6 +70,8 @@ def absolute(path: str) -> str:
     return "file://" + os.path.abspath(path)
 
 
+ROUNDING = Rounding(trunc=trunc_by_bigint, bind=bind_by_lambda)
+
 PARTS = {
     "DAYOFWEEK": shifted("DAYOFWEEK", minus=1),  # Sunday 1 -> DuckDB's Sunday 0
     "DAYOFYEAR": field("DOY"),
@@ -66,7 +81,9 @@ PARTS = {
 
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
-                rewrites=(boundaries, extract_rewrite(PARTS), double_round_digits,
+                rewrites=(boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,
-                          double_division, double_average,
+                          ieee_division, nan_remainder, double_average,
+                          double_to_decimal(ROUNDING), text_to_int("DECIMAL(38, 19)"),
+                          text_to_bool,
                           like_without_escape(clause=False)))

@@ -32,8 +32,11 @@ def sql_for(text: str, dialect: str) -> str:
 
 def _same(a, b) -> bool:
     if isinstance(a, float) or isinstance(b, float):
-        return a is not None and b is not None and math.isclose(float(a), float(b),
-                                                                rel_tol=1e-12, abs_tol=1e-12)
+        if a is None or b is None:
+            return False
+        if math.isnan(float(a)) or math.isnan(float(b)):
+            return math.isnan(float(a)) and math.isnan(float(b))
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-12)
     if isinstance(a, Decimal) or isinstance(b, Decimal):
         return a is not None and b is not None and Decimal(a) == Decimal(b)
     return a == b
@@ -198,6 +201,156 @@ def test_length_of_an_empty_list_is_zero(engine, duckdb_engine):
     rows = agree(engine, duckdb_engine, {"tags": "list<text>"}, [([],), (["a", "b"],), (None,)],
                  "n = length(tags)")
     assert sorted((r[1] for r in rows), key=repr) == [0, 2, None]
+
+
+# ---------------------------------------------------------------- numbers (dialects/numeric.py)
+
+INF, NAN = math.inf, math.nan
+
+
+def fails(engine, columns: dict[str, str], rows: list[tuple], derive: str) -> None:
+    """`engine` raises on these rows: where DuckDB does too, the run fails on both,
+    which is the same meaning."""
+    engine.load("t", columns, rows)
+    with pytest.raises(Exception):  # noqa: B017  each engine raises its own class
+        engine.rows(sql_for(module(columns, derive), engine.dialect))
+
+
+def test_division_by_zero_is_ieee(engine, duckdb_engine):
+    # DuckDB's `/` divides doubles: ±inf by the operands' signs (a -0.0 divisor
+    # flips it), NaN for 0 / 0 and NaN / 0; ints and decimals alike
+    rows = agree(engine, duckdb_engine, {"i": "int", "x": "double", "y": "double",
+                                         "m": "decimal(10, 2)"},
+                 [(1, 2.0, 0.0, Decimal("1.5")), (2, -2.0, -0.0, Decimal(0)),
+                  (3, 0.0, 0.0, Decimal(0)), (4, NAN, 0.0, Decimal(-1)),
+                  (5, INF, -0.0, None), (6, None, 0.0, Decimal(2)), (7, 3.0, 4.0, Decimal(1))],
+                 "q = x / y, ri = i / 0, mi = m / (i - i), n0 = 0 / 0")
+    got = {r[0]: r[4:] for r in rows}
+    assert got[1][:2] == (INF, INF) and got[2][:2] == (INF, INF)  # -2 / -0.0 = +inf
+    assert got[5][0] == -INF and math.isnan(got[3][0]) and math.isnan(got[4][0])
+    assert got[4][2] == -INF and math.isnan(got[3][2]) and got[6][0] is None
+    assert got[7][0] == 0.75 and math.isnan(got[7][3])
+
+
+def test_remainder_by_zero(duckdb_engine, spark_engine, postgres_engine):
+    # a double's `%` is fmod and NaN by zero in DuckDB; Spark raises by zero: NaN
+    # written out. PostgreSQL has no exact fmod of doubles: E091, naming `%`.
+    columns = {"x": "double", "y": "double"}
+    rows = agree(spark_engine, duckdb_engine, columns,
+                 [(7.5, 2.0), (-7.5, 2.0), (7.5, -2.0), (7.5, 0.0), (None, 0.0)],
+                 "r = x % y, z = x % 0")
+    assert sorted((r[2] for r in rows if r[0] is not None and r[1]), key=repr) == [-1.5, 1.5, 1.5]
+    assert all(math.isnan(r[3]) for r in rows if r[0] is not None)
+    with pytest.raises(strata.StrataError) as err:
+        sql_for(module(columns, "r = x % y"), "postgres")
+    assert err.value.code == "E091" and "postgres" in str(err.value) and "`%`" in str(err.value)
+    # an integer `% 0` raises in DuckDB and on both engines alike
+    for eng in (duckdb_engine, spark_engine, postgres_engine):
+        fails(eng, {"i": "int"}, [(5,)], "r = i % 0")
+
+
+def test_text_cast_to_int_reads_a_decimal(engine, duckdb_engine):
+    rows = agree(engine, duckdb_engine, {"i": "int", "s": "text"},
+                 [(1, "2.5"), (2, " 12 "), (3, "-2.5"), (4, "1e3"), (5, "0.5"), (6, "-0.5"),
+                  (7, "2.4999999999999999999"), (8, None), (9, "+7"), (10, ".5")],
+                 "c = cast(s as int)")
+    assert [r[2] for r in sorted(rows)] == [3, 12, -3, 1000, 1, -1, 2, None, 7, 1]
+    for bad in ("abc", "99999999999999999999"):  # DuckDB raises; so does the engine
+        for eng in (duckdb_engine, engine):
+            fails(eng, {"s": "text"}, [(bad,)], "c = cast(s as int)")
+
+
+def test_text_cast_to_bool_takes_duckdbs_words_only(engine, duckdb_engine):
+    words = ["TRUE", "t", "Yes", "y", "1", "0", "n", "No", "False", "F", None]
+    rows = agree(engine, duckdb_engine, {"s": "text"}, [(w,) for w in words],
+                 "b = cast(s as bool)")
+    assert sum(r[1] is True for r in rows) == 5 and sum(r[1] is False for r in rows) == 5
+    for bad in ("on", " true ", "tr"):  # PostgreSQL reads all three, Spark the second
+        for eng in (duckdb_engine, engine):
+            fails(eng, {"s": "text"}, [(bad,)], "b = cast(s as bool)")
+
+
+def _doubles(count: int, seed: int) -> list[float]:
+    """Doubles where rounding is hard: halves at several scales and their neighbours,
+    random magnitudes up to the largest double, random bit patterns, specials."""
+    import random
+    import struct
+
+    rng = random.Random(seed)
+    out = [0.0, -0.0, INF, -INF, NAN, 5e-324, -5e-324, 1.7976931348623157e308, 2.0 ** 52 + 0.5,
+           4503599627370495.5, 0.49999999999999994, 2.675, 1.005, -40.40745, 1e308, 1234.5]
+    while len(out) < count:
+        kind = rng.randrange(5)
+        if kind == 0:
+            x = (rng.randint(-10 ** 7, 10 ** 7) + 0.5) / 10 ** rng.randint(0, 8)
+        elif kind == 1:
+            x = math.nextafter((rng.randint(-10 ** 5, 10 ** 5) + 0.5) * 10.0 ** rng.randint(-3, 3),
+                               rng.choice([0.0, INF]))
+        elif kind == 2:
+            x = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        elif kind == 3:
+            x = rng.uniform(-1e20, 1e20) * 10.0 ** rng.randint(-300, 280)
+        else:
+            x = rng.uniform(-1e4, 1e4)
+        out.append(x)
+    return out
+
+
+def _bits(value):
+    """A double compared bit for bit (but every NaN alike, and -0.0 as 0.0: Spark
+    normalises the zero's sign in its rows)."""
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else value + 0.0
+    return value
+
+
+ROUND_DIGITS = (0, 1, 2, 3, 4, 5, 8, 12, 15, 22, 300, 400, -1, -2, -3, -6, -293, -400)
+
+
+def test_round_of_doubles_is_duckdbs_bit_for_bit(engine, duckdb_engine):
+    # DuckDB: C round of x * 10^n, a scaled double exactly halfway decided by the exact
+    # product (round(2.675, 2) = 2.67); x when that overflows; n < 0 divides instead
+    columns = {"k": "int", "x": "double"}
+    rows = [(k, x) for k, x in enumerate(_doubles(2500, seed=15))]
+    derive = ", ".join(f"r{i} = round(x, {n})" for i, n in enumerate(ROUND_DIGITS))
+    text = module(columns, derive + ", r = round(x), t3 = round(x + 0.5, 2), d3 = round(x - 0.25)")
+    for eng in (duckdb_engine, engine):
+        eng.load("t", columns, rows)
+    want = {r[0]: tuple(map(_bits, r)) for r in duckdb_engine.rows(sql_for(text, "duckdb"))}
+    got = {r[0]: tuple(map(_bits, r)) for r in engine.rows(sql_for(text, engine.dialect))}
+    wrong = [(want[k], got[k]) for k in want if want[k] != got[k]]
+    assert not wrong, wrong[:3]
+    assert want[11][2 + ROUND_DIGITS.index(2)] == 2.67 and want[12][2 + 2] == 1.0
+
+
+def test_round_names_a_computed_operand_once(engine, duckdb_engine):
+    # the exact formula reads its operand a dozen times: a computed one (here an
+    # aggregate's ratio) is bound once (a scalar subquery, a lambda), not repeated
+    columns = {"g": "int", "x": "double"}
+    rows = agree(engine, duckdb_engine, columns,
+                 [(1, 2.675), (1, 2.675), (2, 1.0), (2, 0.005), (3, None)],
+                 "r = round(sum(x) / count(x), 2), c = cast(sum(x) / 2 as decimal(12, 2))",
+                 step="group g\n  aggregate")
+    assert {r[0]: r[1:] for r in rows}[1] == (2.67, Decimal("2.68"))
+    sql = sql_for(module(columns, "r = round(sum(x) / count(x), 2)", "group g\n  aggregate"),
+                  engine.dialect)
+    assert sql.count("SUM(") == 2, sql  # the division's zero branch and its quotient
+
+
+def test_double_cast_to_decimal_rounds_the_scaled_double(engine, duckdb_engine):
+    # DuckDB: x * 10^s as a double, rounded half away: 1.005 -> 1.00 (100.49999..),
+    # 2.675 -> 2.68 (267.5 exactly), 0.125 -> 0.13; engines round the decimal text
+    rows = agree(engine, duckdb_engine, {"x": "double"},
+                 [(1.005,), (2.675,), (0.125,), (-0.125,), (1.015,), (None,), (-2.5,),
+                  (123456.785,), (0.0,)],
+                 "c = cast(x as decimal(10, 2)), c0 = cast(x as decimal(12, 0)), "
+                 "c4 = cast(x as decimal(18, 4))")
+    got = {r[0]: r[1] for r in rows if r[0] is not None}
+    assert got[1.005] == Decimal("1.00") and got[2.675] == Decimal("2.68")
+    assert got[-0.125] == Decimal("-0.13") and got[1.015] == Decimal("1.01")
+    for eng in (duckdb_engine, engine):  # out of range, NaN: a failed run everywhere
+        for bad in (1e9, NAN):
+            fails(eng, {"x": "double"}, [(bad,)], "c = cast(x as decimal(10, 2))")
 
 
 # ---------------------------------------------------------------- engines not here

@@ -155,8 +155,9 @@ class ExpressionTyper:
                 return Typed(_shift_days(op, left.node, right.node, result), result, refs, agg)
             cls = _ARITH[op]
             level = 6 if op in "+-" else 7
-            return Typed(cls(this=wrap(left.node, level), expression=wrap(right.node, level, True)),
-                         result, refs, agg)
+            # typed operands: `%` of a double is spelled otherwise on some engines
+            return Typed(cls(this=wrap(typed(left), level),
+                             expression=wrap(typed(right), level, True)), result, refs, agg)
         if op == "||":
             if not all(t.kind in ("text", "null") for t in (left.type, right.type)):
                 return self.error("E030", f"`||` joins text, found {left.type} and "

@@ -14,7 +14,7 @@ SELECT
   COUNT(DISTINCT base.customer_id) AS buyers,
   COUNT(*) AS order_count,
   SUM(o.subtotal) AS revenue,
-  ROUND(CAST(SUM(o.subtotal) AS FLOAT64) / CAST(COUNT(*) AS FLOAT64), 2) AS avg_order_value
+  ROUND(IEEE_DIVIDE(CAST(SUM(o.subtotal) AS FLOAT64), CAST(COUNT(*) AS FLOAT64)), 2) AS avg_order_value
 FROM base
 JOIN v_orders_enriched AS o
   ON base.customer_id = o.customer_id

@@ -21,5 +21,5 @@ SELECT
   SUM(base.subtotal) AS revenue,
   MIN(base.order_date) AS first_order,
   MAX(base.order_date) AS last_order,
-  ROUND(CAST(SUM(base.subtotal) AS FLOAT64) / CAST(COUNT(*) AS FLOAT64), 2) AS avg_order_value
+  ROUND(IEEE_DIVIDE(CAST(SUM(base.subtotal) AS FLOAT64), CAST(COUNT(*) AS FLOAT64)), 2) AS avg_order_value
 FROM base;

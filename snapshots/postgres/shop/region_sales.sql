@@ -15,32 +15,79 @@ SELECT
   COUNT(*) AS order_count,
   SUM(o.subtotal) AS revenue,
   (
-    CASE
-      WHEN ABS(
-        (
-          CAST(SUM(o.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
-        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2) - TRUNC(
-          (
-            CAST(SUM(o.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
-          ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
-        )
-      ) >= 0.5
-      THEN TRUNC(
-        (
-          CAST(SUM(o.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
-        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
-      ) + SIGN(
-        (
-          CAST(SUM(o.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
-        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
-      )
-      ELSE TRUNC(
-        (
-          CAST(SUM(o.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
-        ) * POWER(CAST(10 AS DOUBLE PRECISION), 2)
-      )
-    END
-  ) / POWER(CAST(10 AS DOUBLE PRECISION), 2) AS avg_order_value
+    SELECT
+      CASE
+        WHEN ABS(__v) >= CAST('Infinity' AS DOUBLE PRECISION)
+        THEN __v
+        WHEN CASE
+          WHEN ABS(__v) < 1
+          THEN FALSE
+          WHEN ABS(__v) / 16 > 1.7976931348623157e+308 / 100.0
+          THEN TRUE
+          ELSE (
+            ABS(__v) / 64
+          ) * 100.0 >= 2.8088955232223686e+306
+        END
+        THEN __v
+        ELSE CASE
+          WHEN ABS(__v * 100.0) >= 4503599627370496.0
+          THEN __v * 100.0
+          ELSE CASE
+            WHEN ABS((
+              __v * 100.0
+            ) - TRUNC(__v * 100.0)) > 0.5
+            THEN TRUNC(__v * 100.0) + SIGN(__v * 100.0)
+            WHEN ABS((
+              __v * 100.0
+            ) - TRUNC(__v * 100.0)) < 0.5
+            THEN TRUNC(__v * 100.0)
+            WHEN SIGN(
+              (
+                (
+                  (
+                    (
+                      __v * 134217729.0
+                    ) - (
+                      (
+                        __v * 134217729.0
+                      ) - __v
+                    )
+                  ) * 100.0
+                ) - (
+                  __v * 100.0
+                )
+              ) + (
+                (
+                  __v - (
+                    (
+                      __v * 134217729.0
+                    ) - (
+                      (
+                        __v * 134217729.0
+                      ) - __v
+                    )
+                  )
+                ) * 100.0
+              )
+            ) * SIGN(__v * 100.0) >= 0
+            THEN TRUNC(__v * 100.0) + SIGN(__v * 100.0)
+            ELSE TRUNC(__v * 100.0)
+          END
+        END / 100.0
+      END
+    FROM (
+      SELECT
+        CASE
+          WHEN CAST(COUNT(*) AS DOUBLE PRECISION) = 0
+          THEN SIGN(CAST(SUM(o.subtotal) AS DOUBLE PRECISION)) * CASE
+            WHEN SUBSTRING(CAST(CAST(COUNT(*) AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
+            THEN CAST('-Infinity' AS DOUBLE PRECISION)
+            ELSE CAST('Infinity' AS DOUBLE PRECISION)
+          END
+          ELSE CAST(SUM(o.subtotal) AS DOUBLE PRECISION) / CAST(COUNT(*) AS DOUBLE PRECISION)
+        END AS __v
+    ) AS __r
+  ) AS avg_order_value
 FROM base
 JOIN v_orders_enriched AS o
   ON base.customer_id = o.customer_id

@@ -1,0 +1,388 @@
+"""DuckDB's number semantics spelled for engines that mean something else.
+
+DuckDB (Strata's meaning, SPEC §2) computes in IEEE doubles where other engines
+raise: `1 / 0` is Infinity, `0 / 0` NaN, `x % 0.0` NaN. Its `round(x, n)` of a
+double and its cast of a double to `decimal(p, s)` scale the double by 10^n and
+round the scaled double, each in its own way; its cast of text to an integer reads
+the text as a decimal and rounds it; its text booleans are a fixed word list. The
+rewrites here spell each of those with operations every engine computes exactly
+(double arithmetic, comparisons, CASE), so the rows are DuckDB's bit for bit.
+
+PostgreSQL raises on a double overflow or underflow (`1e308 * 10`, `5e-324 / 10`)
+instead of giving inf or 0: every formula below keeps its intermediate values in
+range or tests the range first, in a CASE branch (CASE evaluates in order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dialects.base import CannotExpress, cast, is_a, num
+
+DBL_MAX = 1.7976931348623157e308
+TWO52 = 4503599627370496.0  # from here on every double is a whole number
+SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's split of a double into two 26-bit halves
+# x * m overflows exactly when x * m / 64 rounds to 2^1018 or more: the overflow
+# threshold 2^1024 - 2^970 (halfway to 2^1024) scaled by 2^-6 rounds to 2^1018
+OVERFLOW_SCALED = 2.0 ** 1018
+
+
+def double(value: str) -> exp.Cast:
+    """A double constant by its text: 'Infinity', '-Infinity', 'NaN' (PostgreSQL,
+    Spark and Snowflake all read these)."""
+    return cast(exp.Literal.string(value), "DOUBLE")
+
+
+def dnum(value: float) -> exp.Expression:
+    """A double as a literal that reads back as exactly this double."""
+    literal = exp.Literal.number(repr(value)) if value >= 0 else None
+    return literal if literal is not None else exp.Neg(this=exp.Literal.number(repr(-value)))
+
+
+def _case(*arms: tuple[exp.Expression, exp.Expression], default: exp.Expression) -> exp.Case:
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in arms], default=default)
+
+
+def _paren(x: exp.Expression) -> exp.Expression:
+    if isinstance(x, (exp.Column, exp.Literal, exp.Func, exp.Paren, exp.Cast, exp.Case)):
+        return x
+    return exp.Paren(this=x)
+
+
+def _mul(a, b):
+    return exp.Mul(this=_paren(a), expression=_paren(b))
+
+
+def _div(a, b):
+    return exp.Div(this=_paren(a), expression=_paren(b), typed=True)
+
+
+def _add(a, b):
+    return exp.Add(this=_paren(a), expression=_paren(b))
+
+
+def _sub(a, b):
+    return exp.Sub(this=_paren(a), expression=_paren(b))
+
+
+def not_finite(x: exp.Expression) -> exp.Expression:
+    """x is ±Infinity or NaN: PostgreSQL and Spark order NaN above Infinity."""
+    return exp.GTE(this=exp.Abs(this=x), expression=double("Infinity"))
+
+
+# ---------------------------------------------------------------- naming a value once
+
+Body = Callable[[exp.Expression], exp.Expression]
+Bind = Callable[[exp.Expression, Body], exp.Expression]
+VAR = "__v"  # Strata's own names start with two underscores; a user's cannot
+
+
+def _simple(x: exp.Expression) -> bool:
+    """Cheap to repeat: a column or a constant (in a cast)."""
+    while isinstance(x, (exp.Cast, exp.Paren, exp.Neg)):
+        x = x.this
+    return isinstance(x, (exp.Column, exp.Literal))
+
+
+def bind_by_subquery(x: exp.Expression, body: Body) -> exp.Expression:
+    """`body` of x with x computed once: (SELECT body(__v) FROM (SELECT x AS __v) AS
+    __r), a scalar subquery whose x may read the outer row (even an aggregate of it)."""
+    if _simple(x):
+        return body(x)
+    inner = exp.select(exp.alias_(x, VAR)).subquery(VAR.replace("v", "r"))
+    return exp.Subquery(this=exp.select(body(exp.column(VAR))).from_(inner))
+
+
+def bind_by_lambda(x: exp.Expression, body: Body) -> exp.Expression:
+    """`body` of x with x computed once: ELEMENT_AT(TRANSFORM(ARRAY(x), __v -> ..), 1)."""
+    if _simple(x):
+        return body(x)
+    lam = exp.Lambda(this=body(exp.column(VAR)), expressions=[exp.to_identifier(VAR)])
+    return exp.Anonymous(this="ELEMENT_AT", expressions=[
+        exp.Anonymous(this="TRANSFORM", expressions=[exp.Array(expressions=[x]), lam]),
+        num(1)])
+
+
+# ---------------------------------------------------------------- division
+
+def ieee_division(node: exp.Expression) -> exp.Expression:
+    """Strata's `/` divides doubles (every operand type) and a zero divisor gives
+    IEEE's answer, as in DuckDB: ±Infinity by the signs of both operands (a -0.0
+    divisor flips it; its text starts with '-'), NaN for 0 / 0 or NaN / 0. Engines
+    that raise on a zero divisor divide only a nonzero one."""
+    if not isinstance(node, exp.Div) or node.args.get("typed"):
+        return node
+    a, b = _as_double(node.this), _as_double(node.expression)
+    first = exp.Substring(this=cast(b.copy(), "TEXT"), start=num(1), length=num(1))
+    toward = _case((exp.EQ(this=first, expression=exp.Literal.string("-")),
+                    double("-Infinity")), default=double("Infinity"))
+    at_zero = _mul(exp.Sign(this=a.copy()), toward)  # SIGN(NaN) * inf is NaN, as 0 * inf
+    return _case((exp.EQ(this=b.copy(), expression=num(0)), at_zero),
+                 default=exp.Div(this=a, expression=b, typed=True))
+
+
+def _as_double(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Cast) and node.to.is_type("DOUBLE"):
+        return node
+    return cast(node.this if isinstance(node, exp.Paren) else node, "DOUBLE")
+
+
+def ieee_divide_function(node: exp.Expression) -> exp.Expression:
+    """BigQuery's IEEE_DIVIDE is DuckDB's `/` (Infinity, NaN on a zero divisor)."""
+    if not isinstance(node, exp.Div) or node.args.get("typed"):
+        return node
+    return exp.Anonymous(this="IEEE_DIVIDE", expressions=[
+        _as_double(node.this), _as_double(node.expression)])
+
+
+# ---------------------------------------------------------------- remainder
+
+def _double_mod(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Mod) and (is_a(node.this.unnest(), "DOUBLE")
+                                          or is_a(node.expression.unnest(), "DOUBLE"))
+
+
+def nan_remainder(node: exp.Expression) -> exp.Expression:
+    """`a % b` of doubles is C's fmod in DuckDB and NaN for b = 0; an engine whose
+    `%` of doubles is fmod but raises on zero (Spark) gets NaN written out. (An
+    integer or decimal `% 0` raises in DuckDB as in the engines: a failed run.)"""
+    if not _double_mod(node) or node.args.get("typed"):
+        return node
+    a, b = _as_double(node.this), _as_double(node.expression)
+    nan = _add(a.copy(), double("NaN"))  # NULL for a NULL a
+    return _case((exp.EQ(this=b.copy(), expression=num(0)), nan),
+                 default=exp.Mod(this=_paren(a), expression=_paren(b), typed=True))
+
+
+def no_double_remainder(node: exp.Expression) -> exp.Expression:
+    """PostgreSQL has no `%` for doubles, and its double -> numeric cast keeps 15
+    digits, so no spelling gives fmod's exact remainder: E091."""
+    if _double_mod(node):
+        raise CannotExpress("`%` of a double (DuckDB's exact fmod) has no PostgreSQL "
+                            "spelling; cast the operands to a decimal first")
+    return node
+
+
+# ---------------------------------------------------------------- round(x, n)
+
+def _int_literal(node: exp.Expression | None) -> int | None:
+    """The value of a whole-number literal (-2 is Neg(2)), else None."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Neg):
+        inner = _int_literal(node.this)
+        return -inner if inner is not None else None
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return int(node.this)
+        except ValueError:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """How an engine spells the whole part of a double below 2^52 in magnitude, and
+    how it names a value once (the formulas read x many times)."""
+
+    trunc: Callable[[exp.Expression], exp.Expression]
+    bind: Bind
+
+    def rewrite(self, node: exp.Expression) -> exp.Expression:
+        """round(x[, n]) of a double with DuckDB's result bit for bit."""
+        if not isinstance(node, exp.Round) or not is_a(node.this, "DOUBLE"):
+            return node
+        return self.bind(node.this, lambda x: self._round(x, node.args.get("decimals")))
+
+    def _round(self, x: exp.Expression, digits: exp.Expression | None) -> exp.Expression:
+        if digits is None:
+            return self.c_round(x)
+        n = _int_literal(digits)
+        if n is not None:
+            return self.with_digits(x, n, None)
+        return _case((exp.GTE(this=digits, expression=num(0)), self.with_digits(x, 0, digits)),
+                     default=self.with_digits(x, -1, digits))
+
+    # DuckDB: round(x) is C's round (halves away from zero) unless x is not finite
+    def c_round(self, x: exp.Expression) -> exp.Expression:
+        return _case((not_finite(x.copy()), x.copy()), default=self._half_away(x))
+
+    def _half_away(self, s: exp.Expression, tie: exp.Expression | None = None
+                   ) -> exp.Expression:
+        """s rounded half away from zero (s finite); at an exact half `tie`, when
+        given, decides between away (true) and toward zero."""
+        t = self.trunc(s.copy())
+        fraction = exp.Abs(this=_sub(s.copy(), t.copy()))
+        up = _add(t.copy(), exp.Sign(this=s.copy()))
+        arms = [(exp.GT(this=fraction, expression=num(0.5)), up)]
+        if tie is not None:
+            arms.append((exp.LT(this=fraction.copy(), expression=num(0.5)), t.copy()))
+            arms.append((tie, up.copy()))
+        else:
+            arms.append((exp.EQ(this=fraction.copy(), expression=num(0.5)), up.copy()))
+        small = _case(*arms, default=t)
+        return _case((exp.GTE(this=exp.Abs(this=s.copy()), expression=dnum(TWO52)), s.copy()),
+                     default=small)
+
+    def with_digits(self, x: exp.Expression, n: int, digits: exp.Expression | None
+                    ) -> exp.Expression:
+        """DuckDB's round(x, n): m = 10^n; n >= 0: C round of x * m, except that a
+        scaled value exactly halfway goes by the exact product (2.675 * 100 is 267.5
+        as a double but 267.4999.. exactly: 2.67), then / m; x when x * m overflows.
+        n < 0: C round of x / m, then * m; 0 when m overflows, x when the result
+        does. (Derived from DuckDB 2.0 on 60,000 random doubles and digits.)
+        `digits` None: n is that literal; else the digits expression (n's sign)."""
+        if digits is None and n > 308:
+            return x.copy()  # m is Infinity: DuckDB returns x
+        if digits is None and n < -308:
+            return _case((not_finite(x.copy()), x.copy()), default=_zero(x))
+        m = (dnum(10.0 ** abs(n)) if digits is None else
+             exp.Pow(this=cast(num(10), "DOUBLE"),
+                     expression=digits.copy() if n >= 0 else exp.Neg(this=_paren(digits.copy()))))
+        arms = [(not_finite(x.copy()), x.copy())]
+        if digits is not None:
+            limit = exp.GT(this=digits.copy() if n >= 0 else exp.Neg(this=_paren(digits.copy())),
+                           expression=num(308))
+            arms.insert(0, (exp.Is(this=digits.copy(), expression=exp.Null()), exp.null()))
+            arms.append((limit, x.copy() if n >= 0 else _zero(x)))
+        if n >= 0:
+            return _case(*arms, *self._scaled_up(x, m), default=self._up(x, m))
+        return _case(*arms, *self._scaled_down(x, m), default=self._down(x, m))
+
+    def _scaled_up(self, x, m):
+        """x * m overflows (DuckDB then returns x): tested without overflowing. For
+        |x| >= 1, |x| / 16 > MAX / m surely overflows; otherwise |x| / 64 * m is in
+        range and meets the scaled threshold exactly when x * m overflows."""
+        ax = exp.Abs(this=x.copy())
+        overflow = _case((exp.LT(this=ax, expression=num(1)), exp.false()),
+                         (exp.GT(this=_div(ax.copy(), num(16)),
+                                 expression=_div(dnum(DBL_MAX), m.copy())), exp.true()),
+                         default=exp.GTE(this=_mul(_div(ax.copy(), num(64)), m.copy()),
+                                         expression=dnum(OVERFLOW_SCALED)))
+        return [(overflow, x.copy())]
+
+    def _up(self, x, m):
+        s = _mul(x.copy(), m.copy())
+        return _div(self._half_away(s, tie=_exact_side(x, m, s)), m.copy())
+
+    def _scaled_down(self, x, m):
+        """|x| < m / 4: x / m rounds to ±0 (and x / m could underflow)."""
+        small = exp.LT(this=exp.Abs(this=x.copy()), expression=_mul(num(0.25), m.copy()))
+        return [(small, _mul(cast(num(0), "DOUBLE"), x.copy()))]
+
+    def _down(self, x, m):
+        r = self._half_away(_div(x.copy(), m.copy()))
+        overflow = exp.GTE(this=_mul(_div(exp.Abs(this=r.copy()), num(64)), m.copy()),
+                           expression=dnum(OVERFLOW_SCALED))
+        return _case((overflow, x.copy()), default=_mul(r, m.copy()))
+
+
+def _zero(x: exp.Expression) -> exp.Expression:
+    """0.0, or NULL for a NULL x."""
+    return _mul(exp.Abs(this=x.copy()), cast(num(0), "DOUBLE"))
+
+
+def _exact_side(x: exp.Expression, m: exp.Expression, s: exp.Expression) -> exp.Expression:
+    """Is the exact product x * m at least as far from zero as its rounding s? Dekker's
+    product error (x and m split into 26-bit halves; each partial product exact):
+    e = x * m - s exactly, and the answer is sign(e) * sign(s) >= 0."""
+    xh, xl = _split(x)
+    if isinstance(m, exp.Literal):
+        mv = float(m.this)
+        mh_v = mv * SPLIT - (mv * SPLIT - mv)
+        mh, ml = dnum(mh_v), (dnum(mv - mh_v) if mv != mh_v else None)
+    else:
+        mh, ml = _split(m)
+    error = _sub(_mul(xh.copy(), mh.copy()), s.copy())
+    if ml is not None:
+        error = _add(_add(error, _mul(xh.copy(), ml.copy())), _mul(xl.copy(), mh.copy()))
+        error = _add(error, _mul(xl, ml))
+    else:
+        error = _add(error, _mul(xl, mh))
+    return exp.GTE(this=_mul(exp.Sign(this=error), exp.Sign(this=s.copy())),
+                   expression=num(0))
+
+
+def _split(x: exp.Expression) -> tuple[exp.Expression, exp.Expression]:
+    """Veltkamp: x = hi + lo exactly, hi and lo of at most 26 significant bits."""
+    c = _mul(x.copy(), dnum(SPLIT))
+    hi = _sub(c, _sub(c.copy(), x.copy()))
+    return hi, _sub(x.copy(), hi.copy())
+
+
+def trunc_function(x: exp.Expression) -> exp.Expression:
+    return exp.Trunc(this=x)
+
+
+def trunc_by_bigint(x: exp.Expression) -> exp.Expression:
+    """Below 2^52 a BIGINT cast truncates exactly (Spark has no TRUNC of a number)."""
+    return cast(x, "BIGINT")
+
+
+# ---------------------------------------------------------------- casts
+
+def _cast_of(node: exp.Expression, source: str, *targets: str) -> bool:
+    return (isinstance(node, exp.Cast) and node.to.is_type(*targets)
+            and is_a(node.this, source) and not node.args.get("exact"))
+
+
+def double_to_decimal(rounding: Rounding) -> Callable:
+    """cast(x as decimal(p, s)) of a double in DuckDB: x * 10^s as a double, rounded
+    half away from zero (1.005 * 100 = 100.4999.. -> 1.00; 0.125 * 100 = 12.5 ->
+    0.13). Engines round the double's decimal text instead (Spark: 1.005 -> 1.01).
+    Spelled: the rounded double as a BIGINT (exact; a scaled value past 2^63 raises
+    there instead of rounding differently), times 10^-s as a decimal."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if not _cast_of(node, "DOUBLE", "DECIMAL"):
+            return node
+        expressions = node.to.expressions
+        scale = int(expressions[1].name) if len(expressions) > 1 else 0
+        scaled = _mul(node.this, dnum(10.0 ** scale))
+        rounded = rounding.bind(scaled, rounding._half_away)
+        whole = cast(cast(rounded, "BIGINT"), exp.DataType.build("DECIMAL(19, 0)"))
+        value = whole if scale == 0 else _mul(whole, exp.Literal.number(
+            "0." + "0" * (scale - 1) + "1"))
+        result = cast(value, node.to)
+        result.set("exact", True)
+        return result
+    return rewrite
+
+
+def text_to_int(decimal: str) -> Callable[[exp.Expression], exp.Expression]:
+    """cast(s as int) reads s as a decimal and rounds half away from zero in DuckDB
+    ('2.5' -> 3, '1e3' -> 1000, ' 12 ' -> 12); PostgreSQL and Spark refuse a
+    fraction or an exponent. Spelled: the text as `decimal`, ROUND (halves away),
+    then BIGINT (past int64 raises, as in DuckDB)."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if not _cast_of(node, "TEXT", "BIGINT") and not _cast_of(node, "VARCHAR", "BIGINT"):
+            return node
+        result = cast(exp.Round(this=cast(node.this, exp.DataType.build(decimal))), node.to)
+        result.set("exact", True)
+        return result
+    return rewrite
+
+
+TRUE_WORDS = ("true", "t", "yes", "y", "1")
+FALSE_WORDS = ("false", "f", "no", "n", "0")
+
+
+def text_to_bool(node: exp.Expression) -> exp.Expression:
+    """DuckDB reads a boolean from exactly these words, in any case, without spaces,
+    and raises on anything else; PostgreSQL also takes 'on', ' true ', prefixes
+    ('tr'), Spark spaces. Spelled as the word lists, and anything else cast with a
+    suffix no engine reads as a boolean, so it raises as in DuckDB."""
+    if not (_cast_of(node, "TEXT", "BOOLEAN") or _cast_of(node, "VARCHAR", "BOOLEAN")):
+        return node
+    word = exp.Lower(this=node.this.copy())
+    bad = exp.DPipe(this=_paren(node.this.copy()), expression=exp.Literal.string(
+        " is not a boolean"), safe=True)
+    fail = cast(bad, "BOOLEAN")
+    fail.set("exact", True)
+    return _case((exp.In(this=word, expressions=[exp.Literal.string(w) for w in TRUE_WORDS]),
+                  exp.true()),
+                 (exp.In(this=word.copy(), expressions=[exp.Literal.string(w)
+                                                        for w in FALSE_WORDS]), exp.false()),
+                 default=fail)

@@ -14,8 +14,17 @@ alone, and a difference upstream does not show again in every model downstream.
 Incremental statements (an upsert's or append's delta merged with `v_<model>`) run
 too, with the watermark WATERMARK.
 
-Results are compared as multisets: doubles to a relative tolerance of
-real_engines.REL_TOL, decimals, integers, text, dates and timestamps exactly.
+Results are compared as multisets of values: doubles to a relative tolerance of
+real_engines.REL_TOL (1e-9), decimals, integers, text, dates and timestamps exactly.
+An integer and a decimal of the same value are equal (PostgreSQL's SUM of bigints is
+numeric): the values are compared, not the drivers' Python types.
+
+A model a dialect refuses with a coded error (SPEC §2: what an engine cannot express
+faithfully) is skipped for that engine, naming the code. Spark runs with its own
+default, ANSI mode on; PostgreSQL with C collation (tests/real_engines.py).
+
+Run only this suite: `.venv/bin/python -m pytest -q tests/test_differential.py`;
+one model: `-k 'shop/region_sales'`.
 """
 
 from __future__ import annotations

@@ -381,7 +381,7 @@ SHAPES = [
     Shape("chain_of_models", lambda n: _HEAD + "model m0 { from s }\n" + "".join(
         f"model m{i} {{ from m{i - 1} }}\n" for i in range(1, n)), 150),
     Shape("many_steps", lambda n: _model("".join(
-        f"  derive c{i} = x + {i}\n" for i in range(n))), 300),
+        f"  derive c{i} = x + {i}\n" for i in range(n))), 500),
     Shape("many_columns", lambda n: "source s {\n" + "".join(
         f"  c{i}: int\n" for i in range(n)) + "}\nmodel m { from s }\n", 500),
     Shape("many_select_items", lambda n: _model("  select " + ", ".join(

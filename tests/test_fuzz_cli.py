@@ -124,18 +124,26 @@ def project(tmp_path_factory) -> tuple[Project, str]:
 
 @pytest.fixture(scope="module")
 def odd_paths(project) -> list[str]:
-    """Paths no command should choke on: devices, a FIFO nobody writes, a directory,
-    a missing directory, a text file, a file that is no DuckDB database."""
+    """Paths no command should choke on: devices, a FIFO nobody writes, a directory, a
+    directory module holding a FIFO, a dangling link and a link loop, a missing
+    directory, a text file, a file that is no DuckDB database. (Not `/`: walking the
+    whole file system takes a time no input length bounds; see fuzz_findings F6.)"""
     p, _ = project
     fifo = p.dir / "fifo"
+    tree = p.dir / "tree"
     if not fifo.exists():
         os.mkfifo(fifo)
+        tree.mkdir()
+        (tree / "m.strata").write_text("source s { x: int }\nmodel m { from s }\n")
+        os.mkfifo(tree / "pipe.strata")
+        (tree / "gone.strata").symlink_to("/nonexistent/gone.strata")
+        (tree / "loop").symlink_to(".")
     (p.dir / "notes.txt").write_text("not a module\n")
     (p.dir / "garbage.duckdb").write_bytes(b"\x00garbage" * 100)
     (p.dir / "adir").mkdir(exist_ok=True)
-    return ["/dev/zero", "/dev/null", str(fifo), str(p.dir / "adir"), str(p.dir),
+    return ["/dev/zero", "/dev/null", str(fifo), str(p.dir / "adir"), str(tree), str(p.dir),
             "/nonexistent/dir/x", str(p.dir / "notes.txt"), str(p.dir / "garbage.duckdb"),
-            "/", str(p.module), str(p.warehouse)]
+            str(p.module), str(p.warehouse)]
 
 
 def values(slot_id: str, paths: list[str]) -> st.SearchStrategy[str]:

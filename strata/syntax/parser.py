@@ -46,9 +46,15 @@ _TIMESTAMP_SHAPE = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?
 
 
 class SeparatorPostLex:
-    """Keep only the newlines that end a statement inside a block."""
+    """Keep only the newlines that end a statement inside a block.
 
-    always_accept = ("_SEP",)
+    `always_accept` also puts NAME in the lexer of every parser state: a keyword is
+    then only ever a whole word. Without it, where a name cannot come (after an
+    operand) the contextual lexer knew only the keywords, and cut `and` off `andy`
+    (`a andy` read as `a and y`); with NAME there, `andy` is one name (Lark retypes a
+    name that is exactly a keyword), and a name where none may stand is E001."""
+
+    always_accept = ("_SEP", "NAME")
 
     def process(self, stream):
         braces = brackets = 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -27,10 +28,23 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from generate import module_text
-from run import CACHES, COMMANDS, WORK, environment, strata_exe
+from run import CACHES, COMMANDS, strata_exe
+
+# apart from run.py's folder, so that both can run at once without sharing a cache
+WORK = HERE / "work" / "scaling"
 
 # linear, with 20% of slack: 50,000 models at most 60x the time of 1,000
 TARGET_SLACK = 1.2
+
+
+def environment(cache: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("STRATA_NO_CACHE",
+                                                           "STRATA_CACHE_DIR")}
+    if cache == "cold":
+        env["STRATA_NO_CACHE"] = "1"
+    else:
+        env["STRATA_CACHE_DIR"] = str(WORK / "cache")
+    return env
 
 
 def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
@@ -57,11 +71,15 @@ def main() -> None:
     parser.add_argument("--repeat-large", type=int, default=1, help="runs per cell above it")
     parser.add_argument("--caches", default="cold,warm")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--strata", default=None, metavar="COMMAND",
+                        help="How to start strata (default: the venv's `strata`), e.g. a "
+                             "clean export of a commit: \"env PYTHONPATH=/tmp/sb "
+                             ".venv/bin/python -c 'from strata.cli.main import main; main()'\"")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     caches = [c for c in args.caches.split(",") if c in CACHES]
     WORK.mkdir(parents=True, exist_ok=True)
-    exe = [strata_exe()]
+    exe = shlex.split(args.strata) if args.strata else [strata_exe()]
     # results[command][cache][size] = {"wall": s, "cpu": s, "rss": MiB}
     results: dict = {name: {c: {} for c in caches} for name in COMMANDS}
     for size in sizes:

@@ -121,6 +121,18 @@ def whole_weeks(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def whole_weeks_of_dates(node: exp.Expression) -> exp.Expression:
+    """whole_weeks where the engine's day difference of timestamps counts elapsed days
+    (PostgreSQL rounds them, Spark truncates) and DuckDB's day boundaries: Monday
+    23:00 to next Monday 01:00 is 7 days, 1 week. The days are those between the
+    dates; the quotient a BIGINT (PostgreSQL's DIV is numeric)."""
+    if isinstance(node, exp.DateDiff) and _unit(node) == "WEEK":
+        days = exp.DateDiff(this=cast(node.this, "DATE"), expression=cast(node.expression, "DATE"),
+                            unit=exp.var("DAY"))
+        return cast(exp.IntDiv(this=days, expression=num(7)), "BIGINT")
+    return node
+
+
 def boundaries(node: exp.Expression) -> exp.Expression:
     """DuckDB's date_diff counts unit boundaries crossed (2024-01-31 to 2024-02-01 is
     one month); Spark's DATEDIFF(unit, ..) and Trino's date_diff count whole units elapsed (zero). Whole

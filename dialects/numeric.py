@@ -386,3 +386,98 @@ def text_to_bool(node: exp.Expression) -> exp.Expression:
                  (exp.In(this=word.copy(), expressions=[exp.Literal.string(w)
                                                         for w in FALSE_WORDS]), exp.false()),
                  default=fail)
+
+
+# ---------------------------------------------------------------- text
+
+def _at_least(x: exp.Expression, low: exp.Expression) -> exp.Expression:
+    """max(x, low), NULL for a NULL x (GREATEST skips NULLs on PostgreSQL and Spark)."""
+    return _case((exp.LT(this=x.copy(), expression=low.copy()), low), default=x)
+
+
+def _at_most(x: exp.Expression, high: exp.Expression) -> exp.Expression:
+    return _case((exp.GT(this=x.copy(), expression=high.copy()), high), default=x)
+
+
+def substr_positions(node: exp.Expression) -> exp.Expression:
+    """substr(s, start[, length]) as DuckDB means it: a negative start counts from the
+    end (n + start + 1), a negative length takes the characters before start, and
+    the range [p, p + length) is clipped to the string (start 0 takes length - 1).
+    PostgreSQL reads a negative start as a position before the string and raises on
+    a negative length; Spark reads start 0 as 1 and a negative length as empty.
+    Spelled: the clipped range, as SUBSTRING(s, first >= 1, count >= 0), which both
+    read alike. A start >= 1 with no or a non-negative literal length is left as is."""
+    if not isinstance(node, exp.Substring) or node.args.get("typed"):
+        return node
+    s, start, length = node.this, node.args.get("start"), node.args.get("length")
+    first, count = _int_literal(start), _int_literal(length) if length is not None else None
+    if first is not None and first >= 1 and (length is None or (count is not None and count >= 0)):
+        return node
+    n = exp.Length(this=s.copy())
+    if first is not None:
+        p = _add(_add(n.copy(), start.copy()), num(1)) if first < 0 else start.copy()
+    else:
+        p = _case((exp.LT(this=start.copy(), expression=num(0)),
+                   _add(_add(n.copy(), start.copy()), num(1))), default=start.copy())
+    if length is None:
+        low, high = p, _add(n.copy(), num(1))
+    elif count is not None:
+        low, high = ((_add(p, length.copy()), p.copy()) if count < 0
+                     else (p, _add(p.copy(), length.copy())))
+    else:
+        backward = exp.LT(this=length.copy(), expression=num(0))
+        low = _case((backward, _add(p.copy(), length.copy())), default=p.copy())
+        high = _case((backward.copy(), p.copy()), default=_add(p, length.copy()))
+    begin = _at_least(low, num(1))
+    size = _at_least(_sub(_at_most(high, _add(n, num(1))), begin.copy()), num(0))
+    return exp.Substring(this=s, start=cast(begin, "INT"), length=cast(size, "INT"),
+                         typed=True)  # PostgreSQL has no SUBSTRING(text, bigint, ..)
+
+
+# Unicode's space separators (Zs): DuckDB's trim removes exactly these, not tabs or
+# line ends; PostgreSQL's and Spark's TRIM only U+0020.
+SPACES = ("\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+          "\u2008\u2009\u200a\u202f\u205f\u3000")
+
+
+def unicode_trim(node: exp.Expression) -> exp.Expression:
+    """trim(s) as DuckDB: every space separator off both ends (TRIM(chars FROM s))."""
+    if isinstance(node, exp.Trim) and node.args.get("expression") is None:
+        return exp.Trim(this=node.this, expression=exp.Literal.string(SPACES))
+    return node
+
+
+def wide_integer_sum(node: exp.Expression) -> exp.Expression:
+    """sum of int64s is a 128-bit integer in DuckDB (no overflow past 2^63); Spark's
+    sum of a BIGINT raises: sum the values as DECIMAL(38, 0)."""
+    if isinstance(node, exp.Sum) and is_a(node.this, "BIGINT"):
+        return exp.Sum(this=cast(node.this, exp.DataType.build("DECIMAL(38, 0)")))
+    return node
+
+
+def no_double_text(node: exp.Expression) -> exp.Expression:
+    """Spark prints a double in Java's notation (1.0E20, 1.23456789123E8, and on Java
+    17 not always the shortest digits); DuckDB prints 1e+20, 123456789.123: E091."""
+    if isinstance(node, exp.Cast) and node.to.is_type("TEXT", "VARCHAR") and \
+            is_a(node.this, "DOUBLE"):
+        raise CannotExpress("cast of a double to text (DuckDB's shortest digits and "
+                            "exponent style) has no Spark spelling")
+    return node
+
+
+def c_collation(node: exp.Expression) -> exp.Expression:
+    """DuckDB orders text by code point; PostgreSQL by the database's collation
+    (en_US: 'a' < 'B'). Ordering comparisons and min/max of text say COLLATE "C"."""
+    if isinstance(node, (exp.LT, exp.LTE, exp.GT, exp.GTE)):
+        sides = (node.this.unnest(), node.expression.unnest())
+        text = any(is_a(side, "TEXT", "VARCHAR") for side in sides)
+        timely = any(is_a(side, "DATE", "TIMESTAMP") for side in sides)  # text read as time
+        if text and not timely and not isinstance(node.this, exp.Collate):
+            return type(node)(this=_collate(node.this), expression=node.expression)
+    if isinstance(node, (exp.Min, exp.Max)) and is_a(node.this, "TEXT", "VARCHAR"):
+        return type(node)(this=_collate(node.this))
+    return node
+
+
+def _collate(x: exp.Expression) -> exp.Expression:
+    return exp.Collate(this=_paren(x), expression=exp.to_identifier("C", quoted=True))

@@ -32,17 +32,20 @@ from dialects.base import (
     numeric_round,
     time_of_day,
     whole_second,
-    whole_weeks,
+    whole_weeks_of_dates,
 )
 from dialects.numeric import (
     Rounding,
     bind_by_subquery,
+    c_collation,
     double_to_decimal,
     ieee_division,
     no_double_remainder,
+    substr_positions,
     text_to_bool,
     text_to_int,
     trunc_function,
+    unicode_trim,
 )
 
 
@@ -69,7 +72,8 @@ DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   rewrites=(ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,
-                            whole_weeks, like_without_escape(clause=True),
+                            whole_weeks_of_dates, like_without_escape(clause=True),
                             double_average, ieee_division, no_double_remainder,
                             double_to_decimal(ROUNDING), text_to_int("DECIMAL"),
-                            text_to_bool, _cardinality))
+                            text_to_bool, substr_positions, unicode_trim, c_collation,
+                            _cardinality))

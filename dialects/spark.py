@@ -42,6 +42,7 @@ from dialects.base import (
     like_without_escape,
     shifted,
     whole_second,
+    whole_weeks_of_dates,
 )
 from dialects.numeric import (
     Rounding,
@@ -49,9 +50,13 @@ from dialects.numeric import (
     double_to_decimal,
     ieee_division,
     nan_remainder,
+    no_double_text,
+    substr_positions,
     text_to_bool,
     text_to_int,
     trunc_by_bigint,
+    unicode_trim,
+    wide_integer_sum,
 )
 
 
@@ -81,9 +86,10 @@ PARTS = {
 
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
-                rewrites=(boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
+                rewrites=(whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,
                           ieee_division, nan_remainder, double_average,
                           double_to_decimal(ROUNDING), text_to_int("DECIMAL(38, 19)"),
-                          text_to_bool,
+                          text_to_bool, substr_positions, unicode_trim, wide_integer_sum,
+                          no_double_text,
                           like_without_escape(clause=False)))

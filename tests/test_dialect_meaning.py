@@ -353,6 +353,96 @@ def test_double_cast_to_decimal_rounds_the_scaled_double(engine, duckdb_engine):
             fails(eng, {"x": "double"}, [(bad,)], "c = cast(x as decimal(10, 2))")
 
 
+# ---------------------------------------------------------------- dates and text
+
+def test_timestamp_date_differences_count_boundaries(engine, duckdb_engine):
+    # every unit on timestamps: boundaries crossed (a second apart across midnight is
+    # a day, a month, a year), negative differences, weeks = day boundaries / 7
+    ts = dt.datetime.fromisoformat
+    rows = [(1, ts("2024-01-31 23:59:59"), ts("2024-02-01 00:00:01")),
+            (2, ts("2024-02-01 00:00:01"), ts("2024-01-31 23:59:59")),
+            (3, ts("2023-12-31 23:00:00"), ts("2024-01-01 01:00:00")),
+            (4, ts("2024-03-10 10:30:59.900"), ts("2024-03-10 10:31:00.100")),
+            (5, ts("2024-01-01 00:00:00"), ts("2025-06-15 12:34:56")),
+            (6, ts("2025-06-15 12:34:56"), ts("2024-01-01 00:00:00")),
+            (7, ts("2024-01-01 23:00:00"), ts("2024-01-08 01:00:00")),
+            (8, None, ts("2024-01-01 00:00:00")),
+            (9, ts("1969-12-31 23:59:59.5"), ts("1970-01-01 00:00:00.5"))]
+    got = agree(engine, duckdb_engine, {"i": "int", "a": "timestamp", "b": "timestamp"}, rows,
+                ", ".join(f"{u[0]}{u[-1]} = date_diff('{u}', a, b)" for u in
+                          ("year", "quarter", "month", "week", "day", "hour", "minute",
+                           "second")))
+    by = {r[0]: r[3:] for r in got}
+    assert by[1] == (0, 0, 1, 0, 1, 1, 1, 2) and by[3] == (1, 1, 1, 0, 1, 2, 120, 7200)
+    assert by[5][3] == 75 and by[6][3] == -75 and by[7][3] == 1  # 7 day boundaries
+
+
+def test_substr_positions_as_duckdb(engine, duckdb_engine):
+    # start 0, negative starts (from the end), negative lengths (before start)
+    starts, lengths = (-7, -3, -1, 0, 1, 2, 6), (-3, -1, 0, 1, 2, 9)
+    derive = ", ".join(f"s{i}_{j} = substr(s, {a}, {b})" for i, a in enumerate(starts)
+                       for j, b in enumerate(lengths))
+    derive += ", open0 = substr(s, 0), openn = substr(s, -2), col = substr(s, k, k - 3)"
+    rows = agree(engine, duckdb_engine, {"k": "int", "s": "text"},
+                 [(0, "hello"), (2, ""), (-2, None), (4, "héllo wörld"), (1, "👍🏽x")], derive)
+    hello = next(r for r in rows if r[1] == "hello")
+    assert hello[2 + starts.index(0) * len(lengths) + lengths.index(2)] == "h"
+    assert hello[2 + starts.index(2) * len(lengths) + lengths.index(-1)] == "h"
+
+
+def test_trim_removes_unicode_spaces_only(engine, duckdb_engine):
+    rows = agree(engine, duckdb_engine, {"s": "text"},
+                 [("\u00a0y\u3000",), (" \t x \n ",), ("\u2003 z \u202f",), (None,), ("  ",)],
+                 "t = trim(s)")
+    assert sorted((r[1] for r in rows), key=repr) == ["", "\t x \n", "y", "z", None]
+
+
+def test_sum_of_ints_is_not_bounded_by_int64(engine, duckdb_engine):
+    rows = agree(engine, duckdb_engine, {"g": "int", "i": "int"},
+                 [(1, 9223372036854775807), (1, 1), (2, -3), (2, None)],
+                 "s = sum(i)", step="group g\n  aggregate")
+    assert sorted(r[1] for r in rows) == [-3, 9223372036854775808]
+
+
+def test_text_orders_by_code_point(engine, duckdb_engine):
+    # DuckDB: 'B' < 'a' < 'é' (code points); a PostgreSQL database in en_US says
+    # 'a' < 'B': the rendering says COLLATE "C" wherever text is ordered
+    rows = agree(engine, duckdb_engine, {"g": "int", "s": "text", "t": "text"},
+                 [(1, "a", "B"), (1, "é", "z"), (2, "", " "), (2, "ß", "ss")],
+                 "lo = min(s), hi = max(t)", step="group g\n  aggregate")
+    assert sorted(rows) == [(1, "a", "z"), (2, "", "ss")]
+    pairs = agree(engine, duckdb_engine, {"s": "text", "t": "text"},
+                  [("a", "B"), ("é", "z"), ("", " "), ("ß", "ss"), ("Z", "a")],
+                  "lt = s < t, ge = s >= t")
+    assert sorted(pairs) == [("", " ", True, False), ("Z", "a", True, False),
+                             ("a", "B", False, True), ("ß", "ss", False, True),
+                             ("é", "z", False, True)]
+    if engine.name == "postgres":
+        columns = {"s": "text", "t": "text"}
+        assert 'base.s COLLATE "C" < base.t' in sql_for(module(columns, "lt = s < t"),
+                                                        "postgres")
+        assert 'MIN(base.s COLLATE "C")' in sql_for(
+            module(columns, "lo = min(s)", "group t\n  aggregate"), "postgres")
+
+
+def test_upper_of_sharp_s_differs_per_engine(engine, duckdb_engine):
+    # a known limit (docs/DIALECTS.md): DuckDB's upper('ß') is U+1E9E, PostgreSQL
+    # keeps 'ß', Spark writes 'SS'; no faithful spelling, so this pins the behaviour
+    columns = {"s": "text"}
+    text = module(columns, "u = upper(s)")
+    for eng in (duckdb_engine, engine):
+        eng.load("t", columns, [("straße",)])
+    assert duckdb_engine.rows(sql_for(text, "duckdb")) == [("straße", "STRA\u1e9eE")]
+    want = {"postgres": "STRAßE", "spark": "STRASSE"}[engine.name]
+    assert engine.rows(sql_for(text, engine.dialect)) == [("straße", want)]
+
+
+def test_spark_refuses_a_double_as_text():
+    with pytest.raises(strata.StrataError) as err:
+        sql_for(module({"x": "double"}, "t = cast(x as text)"), "spark")
+    assert err.value.code == "E091" and "spark" in str(err.value)
+
+
 # ---------------------------------------------------------------- engines not here
 
 NOT_HERE = ("snowflake", "bigquery", "trino")

@@ -16,7 +16,7 @@ WITH base AS (
 SELECT
   base.order_id,
   COUNT(*) AS lines,
-  SUM(base.quantity) AS units,
+  SUM(CAST(base.quantity AS DECIMAL(38, 0))) AS units,
   SUM(base.line_total) AS subtotal
 FROM base
 GROUP BY

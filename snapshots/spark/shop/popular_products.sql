@@ -19,4 +19,4 @@ FROM base
 GROUP BY
   base.product_id
 HAVING
-  SUM(base.quantity) >= 3;
+  SUM(CAST(base.quantity AS DECIMAL(38, 0))) >= 3;

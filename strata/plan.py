@@ -36,8 +36,11 @@ class Col:
 
 @dataclass(frozen=True)
 class RelationRef:
-    kind: str  # "source" | "model"
+    kind: str  # "source" | "model" | "inline" (a sub-pipeline: its own plan)
     name: str
+    # an inline relation's plan; not part of its identity (it is never in `reads`:
+    # the relations it reads are)
+    plan: Plan | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass
@@ -61,6 +64,7 @@ class JoinStage:
     # many-to-one check; empty when `on` is not a conjunction of equalities.
     keys: list[tuple[exp.Expression, Col]]
     span: Span
+    kind: str = "inner"  # inner | left | full | cross (cross: `on` is TRUE, `many`)
 
 
 @dataclass
@@ -100,8 +104,63 @@ class SetOpStage:
     output: list[Col]  # fresh columns holding the combined rows
 
 
+@dataclass
+class SemiJoinStage:
+    """`join_semi` / `join_anti`: keep the rows with (without) a match; the right side
+    adds no column and never repeats a row. Rendered as [NOT] EXISTS, null-safe as
+    NOT EXISTS is (never NOT IN)."""
+
+    relation: RelationRef
+    alias: str
+    on: exp.Expression
+    anti: bool
+    columns: list[Col]  # the right side's columns, readable in `on` only
+
+
+@dataclass
+class OrderKey:
+    expr: exp.Expression
+    desc: bool
+    nulls_first: bool  # always explicit: DuckDB's default is nulls last both ways
+
+    def node(self, expr: exp.Expression) -> exp.Ordered:
+        return exp.Ordered(this=expr, desc=self.desc, nulls_first=self.nulls_first)
+
+
+@dataclass
+class SortStage:
+    """`sort`: the order of the rows from here (the output's, and what `take` keeps)."""
+
+    keys: list[OrderKey]
+
+
+@dataclass
+class TakeStage:
+    """`take N` (first N rows in `order`), or `take N by k` (first N per group)."""
+
+    count: int
+    order: list[OrderKey]
+    by: list[exp.Expression]
+
+
+@dataclass
+class DistinctStage:
+    """`distinct` (no two equal rows), or `distinct by k order o` (the first row per
+    key in that order: the latest-row-per-key dedup)."""
+
+    by: list[exp.Expression]
+    order: list[OrderKey]
+    columns: list[Col] = field(default_factory=list)  # plain distinct: the rows compared
+
+
+@dataclass
+class WindowStage(DeriveStage):
+    """The `derive` after a `window` step: its items hold `exp.Window` nodes (partition,
+    order, frame over ColRefs). A derive for every other purpose."""
+
+
 Stage = (JoinStage | ExpandStage | FilterStage | AggregateStage | DeriveStage | SelectStage
-         | SetOpStage)
+         | SetOpStage | SemiJoinStage | SortStage | TakeStage | DistinctStage)
 
 
 @dataclass(frozen=True)
@@ -145,6 +204,16 @@ class Plan:
     @property
     def has_join_setop_or_expand(self) -> bool:
         return any(isinstance(s, (JoinStage, ExpandStage, SetOpStage)) for s in self.stages)
+
+    @property
+    def pushdown_safe(self) -> bool:
+        """May a predicate on base columns move into the base scope? Not past a join,
+        set operation or expand (they bring rows the predicate never saw), nor past a
+        window, `distinct`, `take` or semi/anti join: which rows they keep, and what
+        a window computes, depend on every row of the base, not on the kept ones."""
+        return not any(isinstance(s, (JoinStage, ExpandStage, SetOpStage, WindowStage,
+                                      DistinctStage, TakeStage, SemiJoinStage))
+                       for s in self.stages)
 
     def with_preds(self, extra: list[exp.Expression]) -> Plan:
         base = replace(self.base, preds=[*self.base.preds, *extra])

@@ -126,6 +126,47 @@ CASES = [
          "  cdc_column: nope\n}\n", 5, 15, "nope"),
     Case("E089", "model m {\n  from orders\n  incremental\n  merge_strategy: upsert\n"
          "  cdc_column: updated_at\n}\n", 4, 19, "upsert"),
+    # issue 16: the language steps and SQL habits
+    Case("E097", "model m {\n  from orders\n  derive n = row_number()\n}\n", 3, 14, "row_number()"),
+    Case("E098",
+         "model m {\n  from orders\n  window by customer_id\n  select id\n}\n",
+         3, 3, "window by customer_id"),
+    Case("E099",
+         "model m {\n  from orders\n  window by customer_id\n  derive n = row_number()\n}\n",
+         4, 14, "row_number()"),
+    Case("E100", "model m {\n  from orders\n  take 10\n}\n", 3, 3, "take 10"),
+    Case("E101", "model m {\n  from orders\n  distinct by id\n}\n", 3, 3, "distinct by id"),
+    Case("E102",
+         "model m {\n  from orders\n  window by customer_id\n  derive n = count_distinct(status)\n"
+         "}\n",
+         4, 14, "count_distinct(status)"),
+    Case("E103",
+         "model m {\n  from orders\n"
+         "  window order id, amount range between 1 preceding and current row\n"
+         "  derive s = sum(amount)\n}\n",
+         3, 27, "range between 1 preceding and current row"),
+    Case("E104",
+         "model m {\n  from customers\n"
+         "  join (from orders | group customer_id | aggregate n = count()) on customer_id = id\n"
+         "}\n",
+         3, 9, "from orders | group customer_id | aggregate n = count()"),
+    Case("E105",
+         "model m {\n  from orders\n  window order id rows between current row and 1 preceding\n"
+         "  derive s = sum(amount)\n}\n",
+         3, 19, "rows between current row and 1 preceding"),
+    Case("E106",
+         "model m {\n  from orders\n  left join customers on customer_id = customers.id\n}\n",
+         3, 3, "left join"),
+    Case("E107",
+         "model m {\n  from orders\n  derive x = amount::numeric(16,2)\n}\n",
+         3, 20, "::numeric(16,2)"),
+    Case("E108",
+         "model m {\n  from orders\n  derive n = row_number() over (partition by customer_id)\n}\n",
+         3, 27, "over ("),
+    Case("E109",
+         "model m {\n  from orders\n  group status\n  aggregate n = count(distinct customer_id)\n"
+         "}\n",
+         4, 17, "count(distinct"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;

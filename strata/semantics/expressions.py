@@ -19,6 +19,7 @@ from strata.diagnostics import Diagnostic, Span, did_you_mean
 from strata.plan import Col, colref
 from strata.semantics import functions as F
 from strata.semantics import types as T
+from strata.semantics import windows as W
 from strata.sqlgen.literals import lit
 from strata.syntax import ast
 
@@ -26,9 +27,11 @@ ERROR = T.Type("error")
 
 _ARITH = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul, "/": exp.Div, "%": exp.Mod}
 _COMPARE = {"=": exp.EQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
+_NULL_SAFE = {"is distinct from": exp.NullSafeNEQ, "is not distinct from": exp.NullSafeEQ}
 _PRECEDENCE = [
     ((exp.Or,), 1), ((exp.And,), 2), ((exp.Not,), 3),
-    ((exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Is, exp.In, exp.Between, exp.Like), 4),
+    ((exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Is, exp.In, exp.Between, exp.Like,
+      exp.NullSafeEQ, exp.NullSafeNEQ), 4),
     ((exp.DPipe,), 5), ((exp.Add, exp.Sub), 6), ((exp.Mul, exp.Div, exp.Mod), 7), ((exp.Neg,), 8),
 ]
 
@@ -76,6 +79,7 @@ class ExprContext:
     where: str  # words for messages: "filter", "derive", "aggregate", ...
     allow_aggregate: bool = False
     group_keys: frozenset[int] | None = None  # in `aggregate`: columns usable bare
+    over: bool = False  # the derive after `window`: window functions allowed (windows.py)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
@@ -172,6 +176,9 @@ class ExpressionTyper:
                          T.BOOL, refs, agg)
         if not T.comparable(left.type, right.type):
             return self.error("E030", f"cannot compare {left.type} with {right.type}", node.span)
+        if op in _NULL_SAFE:  # true/false, never NULL: NULL is not distinct from NULL
+            return Typed(_NULL_SAFE[op](this=wrap(typed(left), 5), expression=wrap(typed(right), 5)),
+                         T.BOOL, refs, agg)
         return Typed(_COMPARE[op](this=wrap(typed(left), 5), expression=wrap(typed(right), 5)),
                      T.BOOL, refs, agg)
 
@@ -270,6 +277,11 @@ class ExpressionTyper:
                               "it would give a new result on every run and break content "
                               "identity; pass the value in from a source instead")
         fn = F.CATALOGUE.get(name)
+        if fn is None and name in W.WINDOW_FUNCTIONS:  # row_number, lag, ... (windows.py)
+            if not self.ctx.over:
+                return self.error("E097", f"window function `{name}()` outside a window",
+                                  node.span, W.OUTSIDE_HINT)
+            fn = W.WINDOW_FUNCTIONS[name]
         if fn is None:
             return self.error("E016", f"unknown function `{name}`", node.span,
                               did_you_mean(name, F.CATALOGUE))
@@ -286,6 +298,10 @@ class ExpressionTyper:
                     f"at least {fn.min_args}")
             return self.error("E031", f"`{name}` takes {want} argument(s), found {count}",
                               node.span)
+        if fn.check is not None:
+            problem = fn.check(list(node.args))
+            if problem:
+                return self.error("E031", f"`{name}` {problem}", node.span)
         args_src = list(node.args)
         unit: exp.Expression | None = None
         if fn.leading_unit:
@@ -308,7 +324,10 @@ class ExpressionTyper:
         if any(a.type == ERROR for a in args):
             return Typed(exp.Null(), ERROR, _refs(args), True if fn.aggregate else _agg(args))
         arg_types = ([T.TEXT] if unit is not None else []) + [a.type for a in args]
-        result = fn.typer(arg_types) if args or fn.min_args == 0 else T.INT
+        if fn.unit_typer is not None and unit is not None:
+            result = fn.unit_typer(unit.name, arg_types)
+        else:
+            result = fn.typer(arg_types) if args or fn.min_args == 0 else T.INT
         if isinstance(result, str):
             shown = ", ".join(str(t) for t in arg_types)
             return self.error("E031", f"`{name}` {result} (found {shown})", node.span)
@@ -363,6 +382,9 @@ def resolve_type(ref: ast.TypeRef, diagnostics: list[Diagnostic]) -> T.Type | No
                "boolean": "bool", "float": "double", "datetime": "timestamp"}
     if ref.name in aliases:
         hint = f"did you mean `{aliases[ref.name]}`?"
+    if ref.name == "numeric":  # SQL's decimal, as dbt models cast to it
+        shown = f"decimal({', '.join(str(a) for a in ref.args)})" if ref.args else "decimal(p, s)"
+        hint = f"write `{shown}`"
     diagnostics.append(Diagnostic("E020", f"unknown type `{ref.name}`"
                                   + (" with arguments" if ref.args and ref.name in
                                      T.SCALAR_NAMES else ""), ref.span,

@@ -23,17 +23,25 @@ from strata.plan import (
     Col,
     ColRef,
     DeriveStage,
+    DistinctStage,
     ExpandStage,
     FilterStage,
     JoinStage,
+    OrderKey,
     Plan,
     RelationRef,
     SelectStage,
+    SemiJoinStage,
     SetOpStage,
+    SortStage,
+    TakeStage,
+    WindowStage,
     colref,
 )
 from strata.semantics import checks
+from strata.semantics import functions as F
 from strata.semantics import types as T
+from strata.semantics import windows as W
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
 from strata.syntax import ast
@@ -306,10 +314,16 @@ class Resolver:
 
     # ------------------------------------------------------------ graph
     def _relations(self, decl: ast.ModelDecl) -> list[tuple[str, Span]]:
+        """Every relation the model reads by name, sub-pipelines' included."""
         out = []
-        for step in decl.steps:
+        stack = list(reversed(decl.steps))
+        while stack:
+            step = stack.pop()
             if isinstance(step, (ast.From, ast.Join, ast.SetOp)):
-                out.append((step.relation, step.span))
+                if isinstance(step.relation, ast.Pipeline):
+                    stack.extend(reversed(step.relation.steps))
+                else:
+                    out.append((step.relation, step.span))
         return out
 
     def _graph(self) -> list[str]:
@@ -405,9 +419,12 @@ class Resolver:
 class ModelResolver:
     """Walks one model's steps, keeping the scope, and builds its Plan."""
 
-    def __init__(self, resolver: Resolver, decl: ast.ModelDecl):
+    def __init__(self, resolver: Resolver, decl: ast.ModelDecl, inline: bool = False):
         self.r = resolver
         self.decl = decl
+        self.inline = inline  # a sub-pipeline: no properties or pins of its own
+        self.sort: list[OrderKey] | None = None  # the order `take` keeps rows in
+        self.inlines = 0  # sub-pipelines named so far (their CTE names)
         self.scope = Scope()
         self.base: BaseScope | None = None
         self.base_ids: set[int] = set()
@@ -428,12 +445,19 @@ class ModelResolver:
     def lookup(self, scope: Scope, ref: ast.Column) -> Col | Diagnostic:
         """`scope.lookup`, naming the model in an unknown-column error (SPEC §4)."""
         found = scope.lookup(ref)
+        if isinstance(found, Diagnostic) and found.code == "E011" and ref.qualifier is None \
+                and ref.name.lower() in F.NON_DETERMINISTIC:
+            # `current_date` as SQL writes it: a function without parentheses
+            return Diagnostic("E032", f"`{ref.name}` is not deterministic", ref.span,
+                              "it would give a new result on every run and break content "
+                              "identity; pass the date in from a source (a one-row model "
+                              "joined with `join_cross`)")
         if isinstance(found, Diagnostic) and found.code == "E011":
             found = replace(found, message=f"{found.message} in model `{self.decl.name}`")
         return found
 
     def _read(self, ref: RelationRef) -> None:
-        if ref not in self.reads:
+        if ref.kind != "inline" and ref not in self.reads:
             self.reads.append(ref)
 
     def run(self) -> Plan | None:
@@ -459,6 +483,17 @@ class ModelResolver:
                 self._aggregate(nxt, step)
                 i += 2
                 continue
+            if isinstance(step, ast.Window):
+                nxt = step_list[i + 1] if i + 1 < len(step_list) else None
+                if not isinstance(nxt, ast.Derive):
+                    self.error("E098", "`window` must be followed by `derive`", step.span,
+                               "compute over the window on the next line: "
+                               "`derive n = row_number(), running = sum(amount)`")
+                    i += 1
+                    continue
+                self._window(step, nxt)
+                i += 2
+                continue
             if isinstance(step, ast.From):
                 self._from_again(step)
             else:
@@ -466,13 +501,15 @@ class ModelResolver:
             i += 1
         output = self._output()
         plan = Plan(self.decl.name, self.base, self.stages, output, self.reads)
+        if self.inline:
+            return plan
         return checks.check_model(self.r, self.decl, plan, self.defs,
                                   steps_ok=len(self.r.diags) == before)
 
     # ------------------------------------------------------------ steps
     def _from(self, step: ast.From) -> None:
-        ref, columns = self.r.relation_columns(step.relation)
-        alias = step.alias or step.relation
+        alias = step.alias or (step.relation if isinstance(step.relation, str) else "sub")
+        ref, columns = self._relation(step.relation, alias)
         cols = [self.r.new_col(n, t, alias) for n, t in columns]
         self.base = BaseScope(ref, alias, cols)
         self.base_ids = {c.id for c in cols}
@@ -480,6 +517,23 @@ class ModelResolver:
         for col in cols:
             self.scope.add(col)
         self._read(ref)
+
+    def _relation(self, relation: str | ast.Pipeline,
+                  alias: str) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
+        """A relation by name, or a sub-pipeline resolved into a plan of its own (its
+        relations join this model's reads; it is never a model of the module)."""
+        if isinstance(relation, str):
+            return self.r.relation_columns(relation)
+        decl = replace(self.decl, steps=relation.steps, properties=(), pins=())
+        inner = ModelResolver(self.r, decl, inline=True)
+        plan = inner.run()
+        for ref in inner.reads:
+            self._read(ref)
+        if plan is None:
+            return RelationRef("inline", alias), []
+        self.inlines += 1
+        ref = RelationRef("inline", f"{alias}", plan)
+        return ref, [(c.name, c.type) for c in plan.output]
 
     def _from_again(self, step: ast.From) -> None:
         self.error("E050", "a model has exactly one `from`", step.span,
@@ -532,11 +586,20 @@ class ModelResolver:
 
     def _join(self, step: ast.Join) -> None:
         self.phase = "post"
-        ref, columns = self.r.relation_columns(step.relation)
+        if isinstance(step.relation, ast.Pipeline) and step.alias is None:
+            self.error("E104", "a sub-pipeline needs a name to join it", step.relation.span,
+                       "name it after the parentheses: `join (from orders | ...) as o on "
+                       "o.customer_id = id`")
+            return
         alias = step.alias or step.relation
         if alias in self.scope.aliases:
+            shown = step.relation if isinstance(step.relation, str) else "(...)"
             self.error("E017", f"relation name `{alias}` is already used in this model",
-                       step.span, f"give it another name: `join {step.relation} as x on ...`")
+                       step.span, f"give it another name: `join {shown} as x on ...`")
+            return
+        ref, columns = self._relation(step.relation, alias)
+        if step.kind in ("semi", "anti"):
+            self._semi_join(step, ref, columns, alias)
             return
         left_names = {e.col.name for e in self.scope.entries if e.visible}
         joined_names = {e.col.name: e for e in self.scope.entries
@@ -553,6 +616,11 @@ class ModelResolver:
                 self.scope.add(col, visible=False, output=False)
             else:
                 self.scope.add(col)
+        if step.kind == "cross":
+            self.stages.append(JoinStage(ref, alias, exp.true(), False, True, cols, [],
+                                         step.span, "cross"))
+            self._read(ref)
+            return
         typed = self.typer("join").type(step.on)
         if typed.type not in (T.BOOL, T.NULL, ERROR):
             self.error("E034", f"a join condition must be boolean, found {typed.type}",
@@ -560,10 +628,34 @@ class ModelResolver:
         right_ids = {c.id for c in cols}
         if typed.type != ERROR and not typed.refs & right_ids:
             self.error("E034", f"the join condition never reads `{alias}`", step.on.span,
-                       f"compare a column of `{alias}`: `on customer_id = {alias}.id`")
+                       f"compare a column of `{alias}`: `on customer_id = {alias}.id`, or "
+                       f"join every row with `join_cross {alias}`")
         on = _inline(typed.node, self.defs)
         keys = _equi_keys(on, right_ids, {c.id: c for c in cols})
-        self.stages.append(JoinStage(ref, alias, on, step.left, step.many, cols, keys, step.span))
+        self.stages.append(JoinStage(ref, alias, on, step.left, step.many, cols, keys, step.span,
+                                     step.kind))
+        self._read(ref)
+
+    def _semi_join(self, step: ast.Join, ref: RelationRef, columns, alias: str) -> None:
+        """join_semi / join_anti: the right side is readable in `on` only."""
+        cols = [self.r.new_col(n, t, alias) for n, t in columns]
+        on_scope = Scope(list(self.scope.entries), [*self.scope.aliases, alias])
+        visible = {e.col.name for e in self.scope.entries if e.visible}
+        for col in cols:
+            on_scope.add(col, visible=col.name not in visible, output=False)
+        typer = ExpressionTyper(ExprContext(lambda r: self.lookup(on_scope, r), "join",
+                                            diagnostics=self.r.diags))
+        typed = typer.type(step.on)
+        if typed.type not in (T.BOOL, T.NULL, ERROR):
+            self.error("E034", f"a join condition must be boolean, found {typed.type}",
+                       step.on.span)
+            return
+        if typed.type != ERROR and not typed.refs & {c.id for c in cols}:
+            self.error("E034", f"the join condition never reads `{alias}`", step.on.span,
+                       f"compare a column of `{alias}`: `on customer_id = {alias}.id`")
+            return
+        self.stages.append(SemiJoinStage(ref, alias, _inline(typed.node, self.defs),
+                                         step.kind == "anti", cols))
         self._read(ref)
 
     def _base_names(self) -> set[str]:
@@ -620,6 +712,7 @@ class ModelResolver:
             new_scope.add(col)
         self.stages.append(AggregateStage(keys, aggs))
         self.scope = new_scope
+        self.sort = None  # groups have no order
 
     def _group(self, step: ast.Group) -> None:  # pragma: no cover - handled in run()
         raise AssertionError
@@ -637,11 +730,34 @@ class ModelResolver:
             self.scope.add(col)
         self.stages.append(DeriveStage(items))
 
+    def _star_items(self, step: ast.Select, star: ast.Star) -> list[ast.SelectItem]:
+        """`*`: every output column in scope, as `select` items (less `except` ones)."""
+        cols = self.scope.output_cols()
+        names = [c.name for c in cols]
+        for name in step.exclude:
+            if name not in names:
+                self.error("E011", f"unknown column `{name}` in `select * except` of model "
+                           f"`{self.decl.name}`", step.span, did_you_mean(name, names))
+        excluded = set(step.exclude)
+        if excluded and excluded >= set(names):
+            self.error("E054", "`select * except` leaves no column", step.span,
+                       "keep at least one column")
+        return [ast.SelectItem(ast.Column(c.name, c.qualifier if c.qualifier and
+                                          not self.scope.visible(c.name) else None, star.span),
+                               None, star.span)
+                for c in cols if c.name not in excluded]
+
     def _select(self, step: ast.Select) -> None:
         items = []
         names: dict[str, str] = {}
         new_scope = Scope(aliases=[])
+        written = []
         for item in step.items:
+            if isinstance(item.expr, ast.Star):
+                written.extend(self._star_items(step, item.expr))
+            else:
+                written.append(item)
+        for item in written:
             typed = self.typer("select").type(item.expr)
             name = item.alias or (item.expr.name if isinstance(item.expr, ast.Column) else None)
             if name is None:
@@ -662,10 +778,13 @@ class ModelResolver:
         self.stages.append(SelectStage(items))
         self.scope = new_scope
         self.selected = True
+        self.sort = None  # the select may drop what the sort reads
 
     def _setop(self, step: ast.SetOp) -> None:
         self.phase = "post"
-        ref, columns = self.r.relation_columns(step.relation)
+        ref, columns = self._relation(step.relation, f"__{step.op}")
+        if not isinstance(step.relation, str):
+            step = replace(step, relation="(...)")
         left = self.scope.output_cols()
         by_name = {n: t for n, t in columns}
         left_names = [c.name for c in left]
@@ -693,10 +812,125 @@ class ModelResolver:
             right.append(self.r.new_col(col.name, other, step.relation))
             output.append(self.r.new_col(col.name, unified))
         self.stages.append(SetOpStage(step.op, ref, left, right, output))
+        self.sort = None
         self.scope = Scope(aliases=[])
         for col in output:
             self.scope.add(col)
         self._read(ref)
+
+    # ------------------------------------------------------------ sort, take, distinct, window
+    def _order(self, keys: tuple[ast.SortKey, ...], where: str) -> list[OrderKey]:
+        out = []
+        for key in keys:
+            typed = self.typer(where).type(key.expr)
+            if typed.type == ERROR:
+                continue
+            if typed.type.kind == "list":
+                self.error("E030", f"cannot order by a list ({typed.type})", key.expr.span,
+                           "order by a scalar, e.g. length(tags)")
+                continue
+            out.append(OrderKey(_inline(typed.node, self.defs), key.desc, bool(key.nulls_first)))
+        return out
+
+    def _keys(self, columns: tuple[ast.Column, ...]) -> list[exp.Expression]:
+        out = []
+        for key in columns:
+            found = self.lookup(self.scope, key)
+            if isinstance(found, Diagnostic):
+                self.r.diags.append(found)
+                continue
+            out.append(colref(found))
+        return out
+
+    def _sort(self, step: ast.Sort) -> None:
+        self.sort = self._order(step.keys, "sort")
+        self.stages.append(SortStage(self.sort))
+
+    def _take(self, step: ast.Take) -> None:
+        self.phase = "post"
+        if self.sort is None:
+            self.error("E100", "`take` without `sort`: which rows it keeps is not defined",
+                       step.span, f"sort first: `sort ordered_at desc` then `take {step.count}`"
+                       + (" (a `select` or `aggregate` since the last sort loses its order)"
+                          if self.selected or any(isinstance(s, AggregateStage)
+                                                  for s in self.stages) else ""))
+            return
+        order = [OrderKey(k.expr.copy(), k.desc, k.nulls_first) for k in self.sort]
+        self.stages.append(TakeStage(step.count, order, self._keys(step.by)))
+
+    def _distinct(self, step: ast.Distinct) -> None:
+        self.phase = "post"
+        if step.by and not step.order:
+            keys = ", ".join(c.name for c in step.by)
+            self.error("E101", "`distinct by` without `order`: which row of a key it keeps is "
+                       "not defined", step.span,
+                       f"say which row to keep: `distinct by {keys} order updated_at desc` "
+                       "keeps the latest")
+            return
+        by = self._keys(step.by)
+        self.stages.append(DistinctStage(by, self._order(step.order, "distinct"),
+                                         [] if step.by else self.scope.output_cols()))
+        if not step.by:  # rows are compared on what they output: only that stays
+            self.scope = Scope([Entry(c) for c in self.scope.output_cols()],
+                               list(self.scope.aliases))
+
+    def _window(self, step: ast.Window, derive: ast.Derive) -> None:
+        self.phase = "post"
+        partition = self._keys(step.by)
+        order = [k.node(k.expr) for k in self._order(step.order, "window")]
+        frame = self._frame(step, order)
+        items = []
+        for item in derive.items:
+            typer = self.typer("window", allow_aggregate=True, over=True)
+            typed = typer.type(item.expr)
+            if self._clash(item.name, item.span):
+                continue
+            node, calls = W.over(_inline(typed.node, self.defs), partition, order, frame)
+            if typed.type != ERROR and not calls:
+                self.error("E098", f"`{item.name}` computes nothing over the window",
+                           item.expr.span, "use a window function or an aggregate, e.g. "
+                           "row_number(), lag(x), sum(x); plain columns go in `derive`")
+                continue
+            unordered = next((c for c in calls if W.needs_order(c)), None)
+            if unordered is not None and not order:
+                self.error("E099", f"`{item.name}` needs an ordered window", item.expr.span,
+                           "order the window: `window by k order t`; without an order "
+                           "the result would change from run to run")
+                continue
+            if any(W.is_distinct_aggregate(c) for c in calls):
+                self.error("E102", "`count_distinct` over a window", item.expr.span,
+                           "PostgreSQL and Spark have no DISTINCT aggregate over a window: "
+                           "aggregate in a sub-pipeline and join it instead")
+                continue
+            col = self.r.new_col(item.name, typed.type)
+            self.defs[col.id] = node
+            items.append((col, node))
+            self.scope.add(col)
+        self.stages.append(WindowStage(items))
+
+    def _frame(self, step: ast.Window, order: list) -> exp.WindowSpec | None:
+        frame = step.frame
+        if frame is None:
+            return None
+        if not order:
+            self.error("E099", f"a `{frame.kind}` frame on a window without `order`",
+                       frame.span, "a frame counts rows before and after in an order: "
+                       "`window by k order t rows between 2 preceding and current row`")
+            return None
+        bounds = [(b.kind, b.side, b.offset) for b in (frame.start, frame.end)]
+        if W.bound_position(*bounds[0]) > W.bound_position(*bounds[1]) or \
+                bounds[0][:2] == ("unbounded", "following") or \
+                bounds[1][:2] == ("unbounded", "preceding"):
+            self.error("E105", "the frame starts after it ends", frame.span,
+                       "write the earlier bound first: `rows between 3 preceding and "
+                       "current row`")
+            return None
+        if frame.kind == "range" and any(b[0] == "offset" for b in bounds) and len(order) != 1:
+            self.error("E103", "a `range` frame with an offset needs exactly one `order` key",
+                       frame.span, "order by one number or date, or count rows: "
+                       "`rows between 3 preceding and current row`")
+            return None
+        return W.frame_spec(frame.kind, *bounds)
 
     # ------------------------------------------------------------ helpers
     def _clash(self, name: str, span: Span) -> bool:

@@ -10,6 +10,7 @@ own. Only the columns later stages still read cross a CTE boundary.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -22,15 +23,22 @@ from strata.plan import (
     Col,
     ColRef,
     DeriveStage,
+    DistinctStage,
     ExpandStage,
     FilterStage,
     JoinStage,
+    OrderKey,
     Plan,
     RelationRef,
     SelectStage,
+    SemiJoinStage,
     SetOpStage,
+    SortStage,
+    TakeStage,
+    WindowStage,
 )
 from strata.semantics.expressions import precedence
+from strata.semantics.types import Type
 from strata.sqlgen.names import aliased, column, ident, table
 
 BASE = "base"
@@ -134,11 +142,18 @@ class Block:
     group: list[exp.Expression] | None = None  # set once aggregated ([] = whole table)
     having: list[exp.Expression] = field(default_factory=list)
     kind: str = "step"  # names the CTE when the block closes
+    order: list[exp.Ordered] | None = None  # ORDER BY (a CTE keeps it only with LIMIT)
+    limit: int | None = None
+    distinct: bool = False
+    windowed: bool = False  # computes window functions: WHERE/GROUP BY come before them
 
-    def select(self, cols: list[Col], names: list[str] | None = None) -> exp.Select:
+    def select(self, cols: list[Col], names: list[str] | None = None,
+               ordered: bool = True) -> exp.Select:
         names = names or [c.name for c in cols]
         query = exp.Select(expressions=[aliased(copy(self.env[c.id]), n)
                                         for c, n in zip(cols, names)])
+        if self.distinct:
+            query.set("distinct", exp.Distinct())
         query.set("from_", exp.From(this=self.source.copy()))
         if self.joins:
             query.set("joins", [j.copy() for j in self.joins])
@@ -148,7 +163,16 @@ class Block:
             query.set("group", exp.Group(expressions=[g.copy() for g in self.group]))
         if self.having:
             query.set("having", exp.Having(this=_conjoin(self.having)))
+        if self.order and (ordered or self.limit is not None):
+            query.set("order", exp.Order(expressions=[o.copy() for o in self.order]))
+        if self.limit is not None:
+            query.set("limit", exp.Limit(expression=exp.Literal.number(self.limit)))
         return query
+
+    def settled(self) -> bool:
+        """Does the block hold a step that what follows must not move before (a window,
+        a LIMIT, a GROUP BY)? Then a filter, join or aggregate reads it as a CTE."""
+        return self.windowed or self.limit is not None or self.group is not None
 
 
 def _conjoin(preds: list[exp.Expression]) -> exp.Expression:
@@ -164,17 +188,31 @@ def _conjoin(preds: list[exp.Expression]) -> exp.Expression:
 
 
 class QueryBuilder:
-    def __init__(self, plan: Plan, relations: Relations):
+    def __init__(self, plan: Plan, relations: Relations, parent: QueryBuilder | None = None):
         self.plan = plan
         self.relations = relations
-        self.ctes: list[exp.CTE] = []
+        # a sub-pipeline's CTEs go into the outer query's WITH, named apart from its own
+        self.ctes: list[exp.CTE] = parent.ctes if parent else []
         # CTE names must not shadow a table the query reads by its bare name (a
         # source called `base` or `combined`) or a join alias in a later SELECT.
-        self.cte_names: set[str] = self._names_in_use()
+        self.cte_names: set[str] = parent.cte_names if parent else set()
+        self.cte_names |= self._names_in_use()
         self.needed = self._liveness()
+        self.hidden = itertools.count(1)  # ids of columns only the SQL needs (negative)
+
+    def relation(self, ref: RelationRef, alias: str | None) -> exp.Expression:
+        """The FROM item of a relation; a sub-pipeline becomes a CTE of this query."""
+        if ref.kind != "inline":
+            return self.relations(ref, alias)
+        inner = QueryBuilder(ref.plan, self.relations, parent=self)
+        name = self._add_cte(alias or ref.name, inner.body())
+        node = table(name)
+        if alias and alias != name:
+            node.set("alias", exp.TableAlias(this=ident(alias)))
+        return node
 
     def _names_in_use(self) -> set[str]:
-        names = {s.alias for s in self.plan.stages if isinstance(s, JoinStage)}
+        names = {s.alias for s in self.plan.stages if isinstance(s, (JoinStage, SemiJoinStage))}
         for ref in self.plan.reads:
             node = self.relations(ref, None)
             if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) \
@@ -195,13 +233,17 @@ class QueryBuilder:
 
     # ------------------------------------------------------------ building
     def build(self) -> exp.Select:
-        block = self._base()
-        for i, stage in enumerate(self.plan.stages):
-            block = self._stage(block, stage, i)
-        final = block.select(self.plan.output)
+        final = self.body()
         if self.ctes:
             final.set("with_", exp.With(expressions=self.ctes))
         return final
+
+    def body(self) -> exp.Select:
+        """The final SELECT; its CTEs are in self.ctes."""
+        block = self._base()
+        for i, stage in enumerate(self.plan.stages):
+            block = self._stage(block, stage, i)
+        return block.select(self.plan.output)
 
     def _base(self) -> Block:
         base = self.plan.base
@@ -211,7 +253,7 @@ class QueryBuilder:
             env[col.id] = bind(node, env)
             projection.append(aliased(copy(env[col.id]), col.name))
         query = exp.Select(expressions=projection)
-        query.set("from_", exp.From(this=self.relations(base.relation, base.alias)))
+        query.set("from_", exp.From(this=self.relation(base.relation, base.alias)))
         if base.preds:
             query.set("where", exp.Where(this=_conjoin([bind(p, env) for p in base.preds])))
         name = self._add_cte(BASE, query)
@@ -227,34 +269,48 @@ class QueryBuilder:
         self.ctes.append(exp.CTE(this=query, alias=exp.TableAlias(this=ident(unique))))
         return unique
 
-    def _close(self, block: Block, index: int) -> Block:
-        """Turn the open block into a CTE holding the columns stages[index:] still read."""
+    def _close(self, block: Block, index: int, extra: list[Col] = (),
+               exact: list[Col] | None = None) -> Block:
+        """Turn the open block into a CTE holding the columns stages[index:] still read
+        (and `extra`, columns only the SQL reads; or `exact`, the rows `distinct`
+        compares)."""
         # a CTE needs a column even when later stages read none of them (`count()`
         # over an aggregate's rows): the rows are what they count
-        live = [c for c in block.scope if c.id in self.needed[index]] or block.scope[:1]
+        live = exact if exact is not None else (
+            [c for c in block.scope if c.id in self.needed[index]] or block.scope[:1])
+        live = [*live, *extra]
         names = _unique_names(live)
-        name = self._add_cte(block.kind, block.select(live, names))
+        name = self._add_cte(block.kind, block.select(live, names, ordered=False))
         env: Env = {c.id: Ref(n, name) for c, n in zip(live, names)}
         return Block(table(name), env, live)
 
     def _stage(self, block: Block, stage, index: int) -> Block:
+        if isinstance(stage, (SortStage, TakeStage, DistinctStage, WindowStage, SemiJoinStage)):
+            return self._new_step(block, stage, index)
         if isinstance(stage, JoinStage):
-            if block.group is not None:
+            # a full join keeps right rows no left row matched: a filter before it
+            # (WHERE, EXISTS) must not see them
+            if block.settled() or (stage.kind == "full" and block.where):
                 block = self._close(block, index)
             on_env = dict(block.env)
             for col in stage.columns:
                 on_env[col.id] = Ref(col.name, stage.alias)
-            join = exp.Join(this=self.relations(stage.relation, stage.alias),
-                            on=bind(stage.on, on_env))
+            relation = self.relation(stage.relation, stage.alias)
+            if stage.kind == "cross":
+                join = exp.Join(this=relation, kind="CROSS")
+            else:
+                join = exp.Join(this=relation, on=bind(stage.on, on_env))
             if stage.left:
                 join.set("side", "LEFT")
+            elif stage.kind == "full":
+                join.set("side", "FULL")
             block.joins.append(join)
             block.env = on_env
             block.scope = [*block.scope, *stage.columns]
             block.kind = "joined"
             return block
         if isinstance(stage, ExpandStage):
-            if block.group is not None:
+            if block.settled():
                 block = self._close(block, index)
             item = ident(stage.item.name)
             item.type = stage.item.type.to_sqlglot()  # for an engine whose items are untyped
@@ -266,11 +322,13 @@ class QueryBuilder:
             block.kind = "expanded"
             return block
         if isinstance(stage, FilterStage):
+            if block.windowed or block.limit is not None:  # QUALIFY: after the window
+                block = self._close(block, index)
             pred = bind(stage.predicate, block.env)
             (block.having if block.group is not None else block.where).append(pred)
             return block
         if isinstance(stage, AggregateStage):
-            if block.group is not None:
+            if block.settled():
                 block = self._close(block, index)
             keys = [bind(node, block.env) for _, node in stage.keys]
             aggs = [bind(node, block.env) for _, node in stage.aggregates]
@@ -293,12 +351,14 @@ class QueryBuilder:
         raise AssertionError(stage)
 
     def _setop(self, block: Block, stage: SetOpStage, index: int) -> Block:
+        if block.limit is not None:  # a set operation's operand has no LIMIT of its own
+            block = self._close(block, index)
         names = [c.name for c in stage.left]
-        left = block.select(stage.left, names)
+        left = block.select(stage.left, names, ordered=False)
         if self.ctes and left.args.get("with_"):
             left.set("with_", None)
         other = exp.Select(expressions=[column(n) for n in names])
-        other.set("from_", exp.From(this=self.relations(stage.relation, None)))
+        other.set("from_", exp.From(this=self.relation(stage.relation, None)))
         kinds = {"union": (exp.Union, False), "union_distinct": (exp.Union, True),
                  "except": (exp.Except, True), "intersect": (exp.Intersect, True)}
         cls, distinct = kinds[stage.op]
@@ -306,6 +366,73 @@ class QueryBuilder:
         name = self._add_cte("combined", combined)
         env: Env = {c.id: Ref(c.name, name) for c in stage.output}
         return Block(table(name), env, list(stage.output))
+
+
+    # ------------------------------------------------------------ issue 16 steps
+    def _new_step(self, block: Block, stage, index: int) -> Block:
+        if isinstance(stage, SortStage):
+            if block.limit is not None:  # sorting the rows `take` kept
+                block = self._close(block, index)
+            block.order = self._ordered(stage.keys, block.env)
+            return block
+        if isinstance(stage, WindowStage):
+            if block.group is not None or block.limit is not None:
+                block = self._close(block, index)
+            for col, node in stage.items:
+                block.env[col.id] = bind(node, block.env)
+            block.scope = [*block.scope, *(c for c, _ in stage.items)]
+            block.windowed = True
+            block.kind = "windowed"
+            return block
+        if isinstance(stage, SemiJoinStage):
+            if block.settled():
+                block = self._close(block, index)
+            env = dict(block.env)
+            for col in stage.columns:
+                env[col.id] = Ref(col.name, stage.alias)
+            probe = exp.Select(expressions=[exp.Literal.number(1)])
+            probe.set("from_", exp.From(this=self.relation(stage.relation, stage.alias)))
+            probe.set("where", exp.Where(this=bind(stage.on, env)))
+            found = exp.Exists(this=probe)
+            block.where.append(exp.Not(this=found) if stage.anti else found)
+            return block
+        if isinstance(stage, TakeStage) and not stage.by:
+            if block.limit is not None:
+                block = self._close(block, index)
+            block.order = self._ordered(stage.order, block.env)
+            block.limit = stage.count
+            return block
+        if isinstance(stage, DistinctStage) and not stage.by:
+            if block.limit is not None or block.group is not None:
+                block = self._close(block, index)
+            block.distinct = True
+            return self._close(block, index, exact=stage.columns)
+        # top-N per group (`take N by k`) or the first row per key (`distinct by k order o`)
+        count = stage.count if isinstance(stage, TakeStage) else 1
+        return self._first_per_group(block, stage.by, stage.order, count, index)
+
+    def _first_per_group(self, block: Block, by: list[exp.Expression], order: list[OrderKey],
+                         count: int, index: int) -> Block:
+        """Rows numbered per group in the order, then the first `count` of each: what
+        QUALIFY row_number() OVER (...) <= count means, as a CTE and a WHERE (every
+        engine has those; PostgreSQL has no QUALIFY)."""
+        if block.limit is not None or block.group is not None:
+            block = self._close(block, index)
+        number = Col(-next(self.hidden), "__row", Type("int"))
+        window = exp.Window(this=exp.RowNumber(), over="OVER",
+                            partition_by=[bind(k, block.env) for k in by])
+        if order:
+            window.set("order", exp.Order(expressions=self._ordered(order, block.env)))
+        block.env[number.id] = window
+        block = self._close(block, index, extra=[number])
+        kept = exp.LTE(this=copy(block.env[number.id]), expression=exp.Literal.number(count))
+        block.where.append(kept)
+        block.scope = [c for c in block.scope if c.id != number.id]
+        return block
+
+    @staticmethod
+    def _ordered(keys: list[OrderKey], env: Env) -> list[exp.Ordered]:
+        return [k.node(bind(k.expr, env)) for k in keys]
 
 
 def _unique_names(cols: list[Col]) -> list[str]:
@@ -338,6 +465,18 @@ def _stage_refs(stage) -> set[int]:
         nodes = [n for _, n in stage.items]
     elif isinstance(stage, SetOpStage):
         return {c.id for c in stage.left}
+    elif isinstance(stage, SemiJoinStage):
+        nodes = [stage.on]
+    elif isinstance(stage, SortStage):
+        nodes = [k.expr for k in stage.keys]
+    elif isinstance(stage, (TakeStage, DistinctStage)):
+        nodes = [*stage.by, *(k.expr for k in stage.order)]
+        if isinstance(stage, DistinctStage):
+            return _refs_of(nodes) | {c.id for c in stage.columns}
+    return _refs_of(nodes)
+
+
+def _refs_of(nodes: list[exp.Expression]) -> set[int]:
     out: set[int] = set()
     for node in nodes:
         if isinstance(node, ColRef):

@@ -2,7 +2,8 @@
 
 pushdown (plan-level, the same mechanism as `filter`): when `cdc_column` is a base
 column (a source column passed through, or a `let`) and the model has no join,
-set operation or expand,
+set operation, expand, window, distinct, take or semi/anti join (`Plan.pushdown_safe`:
+a window or `take` over only the new rows would mean something else),
 
     WITH base AS (SELECT ... FROM orders AS orders)            -- full
     WITH base AS (SELECT ... FROM orders AS orders
@@ -68,7 +69,7 @@ def base_expression(plan: Plan, col_id: int) -> exp.Expression | None:
 def pushdown_predicate(plan: Plan, watermark: exp.Expression) -> exp.Expression | None:
     """`cdc > watermark` in base-scope terms, or None when pushdown is not allowed."""
     inc = plan.incremental
-    if inc is None or inc.cdc_column is None or plan.has_join_setop_or_expand:
+    if inc is None or inc.cdc_column is None or not plan.pushdown_safe:
         return None
     out = next(c for c in plan.output if c.name == inc.cdc_column)
     base = base_expression(plan, out.id)

@@ -176,7 +176,7 @@ class SelectItem:
 # ---- steps
 @dataclass(frozen=True)
 class From:
-    relation: str
+    relation: str | Pipeline
     alias: str | None
     span: Span
 
@@ -195,12 +195,13 @@ class Filter:
 
 @dataclass(frozen=True)
 class Join:
-    relation: str
+    relation: str | Pipeline
     alias: str | None
-    on: Expr
+    on: Expr | None  # None for join_cross
     left: bool  # join_left
     many: bool  # opt out of the many-to-one check
     span: Span
+    kind: str = "inner"  # inner, left, full, cross, semi, anti
 
 
 @dataclass(frozen=True)
@@ -230,18 +231,87 @@ class Derive:
 
 @dataclass(frozen=True)
 class Select:
-    items: tuple[SelectItem, ...]
+    items: tuple[SelectItem, ...]  # an item whose expr is a Star: every column in scope
     span: Span
+    exclude: tuple[str, ...] = ()  # `select * except a, b`
 
 
 @dataclass(frozen=True)
 class SetOp:
     op: str  # union, union_distinct, except, intersect
-    relation: str
+    relation: str | Pipeline
     span: Span
 
 
-Step = (From | Let | Filter | Join | Expand | Group | Aggregate | Derive | Select | SetOp)
+@dataclass(frozen=True)
+class Star:
+    """`*` in `select`: every column in scope, in order."""
+
+    span: Span
+
+
+@dataclass(frozen=True)
+class SortKey:
+    expr: Expr
+    desc: bool
+    nulls_first: bool | None  # None: as DuckDB (nulls last)
+    span: Span
+
+
+@dataclass(frozen=True)
+class Sort:
+    keys: tuple[SortKey, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Take:
+    count: int
+    by: tuple[Column, ...]  # top-N per group of these keys
+    span: Span
+
+
+@dataclass(frozen=True)
+class Distinct:
+    by: tuple[Column, ...]  # empty: whole rows
+    order: tuple[SortKey, ...]  # which row of a `by` group is kept: the first
+    span: Span
+
+
+@dataclass(frozen=True)
+class FrameBound:
+    kind: str  # unbounded, current, offset
+    side: str | None  # preceding, following
+    offset: int | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Frame:
+    kind: str  # rows, range
+    start: FrameBound
+    end: FrameBound
+    span: Span
+
+
+@dataclass(frozen=True)
+class Window:
+    by: tuple[Column, ...]
+    order: tuple[SortKey, ...]
+    frame: Frame | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """`(from x | filter ... | group ... | aggregate ...)`: a relation shaped in place."""
+
+    steps: tuple[Step, ...]
+    span: Span
+
+
+Step = (From | Let | Filter | Join | Expand | Group | Aggregate | Derive | Select | SetOp
+        | Sort | Take | Distinct | Window)
 
 
 # ---- properties

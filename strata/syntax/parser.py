@@ -34,7 +34,7 @@ GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 # A separator is noise right after these tokens (the statement goes on) ...
 _CONTINUES_AFTER = {"LBRACE", "COMMA", "EQ", "CMP_OP", "ROWS_OP", "PLUS", "MINUS", "STAR",
                     "SLASH", "PERCENT", "CONCAT", "AND", "OR", "NOT", "LIKE", "COLON", "ON",
-                    "AS", "CASE", "WHEN", "THEN", "ELSE", "IN", "IS", "BETWEEN", "_SEP"}
+                    "AS", "CASE", "WHEN", "THEN", "ELSE", "IN", "IS", "BETWEEN", "_SEP", "PIPE"}
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
 
@@ -74,8 +74,13 @@ class SeparatorPostLex:
                 brackets += 1
             elif kind in _CLOSE:
                 brackets = max(0, brackets - 1)
-            # `>` may close `list<T>` at the end of a line; it never continues one.
-            prev = "GT" if kind == "CMP_OP" and tok == ">" else kind
+            # `>` may close `list<T>` at the end of a line; it never continues one;
+            # nor does the `*` of `select *` (an item, not a product).
+            if kind == "CMP_OP" and tok == ">":
+                kind = "GT"
+            elif kind == "STAR" and prev in ("SELECT", "COMMA"):
+                kind = "STAR_ITEM"
+            prev = kind
             yield tok
 
 
@@ -218,7 +223,11 @@ class _ToAst(Transformer):
     # ------------------------------------------------------------ steps
     def from_step(self, meta, children):
         alias = str(children[1]) if len(children) > 1 else None
-        return ast.From(str(children[0]), alias, self.S(meta))
+        return ast.From(_relation(children[0]), alias, self.S(meta))
+
+    def pipeline(self, meta, children):
+        steps = [c for c in children if not (isinstance(c, Token) and c.type == "PIPE")]
+        return ast.Pipeline(tuple(steps), self.S(meta))
 
     def named(self, meta, children):
         name, _eq, expr = children
@@ -232,11 +241,17 @@ class _ToAst(Transformer):
 
     def join_step(self, meta, children):
         kw = children[0]
+        kind = {"JOIN": "inner", "JOIN_LEFT": "left", "JOIN_FULL": "full", "JOIN_CROSS": "cross",
+                "JOIN_SEMI": "semi", "JOIN_ANTI": "anti"}[kw.type]
         many = any(isinstance(c, Token) and c.type == "MANY" for c in children)
         rest = [c for c in children[1:] if not (isinstance(c, Token) and c.type == "MANY")]
         relation, *rest = rest
+        if kind == "cross":  # no condition: every left row with every right row
+            alias = str(rest[0]) if rest else None
+            return ast.Join(_relation(relation), alias, None, False, True, self.S(meta), kind)
         alias = str(rest[0]) if len(rest) == 2 else None
-        return ast.Join(str(relation), alias, rest[-1], str(kw) == "join_left", many, self.S(meta))
+        return ast.Join(_relation(relation), alias, rest[-1], kind == "left", many, self.S(meta),
+                        kind)
 
     def expand_step(self, meta, children):
         return ast.Expand(children[0], str(children[1]), self.S(meta))
@@ -257,8 +272,66 @@ class _ToAst(Transformer):
     def select_step(self, meta, children):
         return ast.Select(tuple(children), self.S(meta))
 
+    def select_star(self, meta, children):
+        return ast.SelectItem(ast.Star(self.S(meta)), None, self.S(meta))
+
+    def select_except(self, meta, children):
+        star, _kw, *names = children
+        item = ast.SelectItem(ast.Star(_tok_span(self.file, star)), None,
+                              _tok_span(self.file, star))
+        return ast.Select((item,), self.S(meta), tuple(str(n) for n in names))
+
     def setop_step(self, meta, children):
-        return ast.SetOp(str(children[0]), str(children[1]), self.S(meta))
+        return ast.SetOp(str(children[0]), _relation(children[1]), self.S(meta))
+
+    # ------------------------------------------------------------ sort, take, distinct, window
+    def sort_key(self, meta, children):
+        expr, *words = children
+        kinds = [w.type for w in words]
+        nulls_first = None
+        if "NULLS" in kinds:
+            nulls_first = "FIRST" in kinds
+        return ast.SortKey(expr, "DESC" in kinds, nulls_first, self.S(meta))
+
+    def sort_step(self, meta, children):
+        return ast.Sort(tuple(children), self.S(meta))
+
+    def take_step(self, meta, children):
+        count, *by = children
+        value = _whole(count)
+        if value > _INT_MAX:
+            raise fail("E036", f"the integer {_shown(count)} is out of range", self.S(meta),
+                       f"take at most {_INT_MAX} rows")
+        return ast.Take(value, tuple(by), self.S(meta))
+
+    def distinct_step(self, meta, children):
+        by = tuple(c for c in children if isinstance(c, ast.Column))
+        order = tuple(c for c in children if isinstance(c, ast.SortKey))
+        return ast.Distinct(by, order, self.S(meta))
+
+    def window_step(self, meta, children):
+        by = tuple(c for c in children if isinstance(c, ast.Column))
+        order = tuple(c for c in children if isinstance(c, ast.SortKey))
+        frame = next((c for c in children if isinstance(c, ast.Frame)), None)
+        return ast.Window(by, order, frame, self.S(meta))
+
+    def frame(self, meta, children):
+        kind, start, end = children
+        return ast.Frame(str(kind).lower(), start, end, self.S(meta))
+
+    def frame_unbounded(self, meta, children):
+        return ast.FrameBound("unbounded", str(children[0]).lower(), None, self.S(meta))
+
+    def frame_current(self, meta, children):
+        return ast.FrameBound("current", None, None, self.S(meta))
+
+    def frame_offset(self, meta, children):
+        count, side = children
+        value = _whole(count)
+        if value > _INT_MAX:
+            raise fail("E036", f"the integer {_shown(count)} is out of range", self.S(meta),
+                       f"a frame offset is at most {_INT_MAX}")
+        return ast.FrameBound("offset", str(side).lower(), value, self.S(meta))
 
     # ------------------------------------------------------------ pins, properties
     def name_list(self, meta, children):
@@ -393,6 +466,12 @@ class _ToAst(Transformer):
     def is_not_null(self, meta, children):
         return ast.IsNull(children[0], True, self.S(meta))
 
+    def is_distinct(self, meta, children):
+        return ast.BinOp("is distinct from", children[0], children[-1], self.S(meta))
+
+    def is_not_distinct(self, meta, children):
+        return ast.BinOp("is not distinct from", children[0], children[-1], self.S(meta))
+
     def in_list(self, meta, children):
         return ast.InList(children[0], tuple(children[1]), False, self.S(meta))
 
@@ -422,6 +501,11 @@ class _ToAst(Transformer):
 
     def extract(self, meta, children):
         return ast.Extract(str(children[0]).lower(), children[1], self.S(meta))
+
+
+def _relation(node) -> str | ast.Pipeline:
+    """A relation as written: a name, or a sub-pipeline."""
+    return node if isinstance(node, ast.Pipeline) else str(node)
 
 
 def _unquote(tok) -> str:
@@ -537,6 +621,9 @@ def _syntax_diagnostic(file: str, text: str, err: UnexpectedInput) -> Diagnostic
             span = Span(file, line, column, line, column + 1)
             return Diagnostic("E001", "unexpected end of file", span,
                               _describe_expected(_acceptable(err)) or None)
+        habit = _sql_habit(file, text, tok)
+        if habit is not None:
+            return habit
         word = _whole_word(text, tok)
         width = max(1, len(word)) if tok.type != "_SEP" else 1
         span = Span(file, tok.line, tok.column, tok.line, tok.column + width)
@@ -549,6 +636,79 @@ def _syntax_diagnostic(file: str, text: str, err: UnexpectedInput) -> Diagnostic
         return Diagnostic("E001", "unexpected end of file", span,
                           _describe_expected(set(err.expected)) or None)
     return Diagnostic("E001", "syntax error", Span(file, line, column, line, column + 1))
+
+
+# SQL (dbt) spellings that end in a syntax error, matched on the line of the error:
+# (pattern, code, message, hint). The hint shows the Strata spelling.
+_JOIN_WORDS = {"left": "join_left", "inner": "join", "full": "join_full", "cross": "join_cross",
+               "right": "join_left (with the sides swapped)"}
+_SQL_HABITS = (
+    (re.compile(r"::\s*(?P<type>[A-Za-z_]\w*(?:\s*\([\d,\s]*\))?)"), "E107",
+     "`::` is not a cast in Strata", "write `cast(x as {type})`"),
+    (re.compile(r"\bover\s*\(", re.IGNORECASE), "E108",
+     "`over (...)` is SQL's window clause; in Strata a window is a step",
+     ("`window by customer_id order ordered_at` on one line, then "
+     "`derive n = row_number()` on the next")),
+    (re.compile(r"\bcount\s*\(\s*distinct\b", re.IGNORECASE), "E109",
+     "`count(distinct x)` is SQL's spelling", "write `count_distinct(x)`"),
+    (re.compile(r"^\s*(?P<side>left|right|inner|full|cross)\s+(?:outer\s+)?join\b",
+                re.IGNORECASE), "E106", "`{side} join` is SQL's spelling of a join",
+     "write `{join} X on ...`"),
+    (re.compile(r"^\s*where\b", re.IGNORECASE), "E106", "`where` is SQL's spelling",
+     "write `filter <condition>`"),
+    (re.compile(r"^\s*order\s+by\b", re.IGNORECASE), "E106", "`order by` is SQL's spelling",
+     "write `sort x desc, y` (and `take N` to keep the first N rows)"),
+    (re.compile(r"^\s*limit\b", re.IGNORECASE), "E106", "`limit` is SQL's spelling",
+     "write `sort x` then `take N` (take keeps the first N rows of a sort)"),
+    (re.compile(r"^\s*group\s+by\b", re.IGNORECASE), "E106", "`group by` is SQL's spelling",
+     "write `group k1, k2` and, on the next line, `aggregate n = count()`"),
+    (re.compile(r"^\s*having\b", re.IGNORECASE), "E106", "`having` is SQL's spelling",
+     "write `filter <condition>` after `aggregate`"),
+    (re.compile(r"^\s*qualify\b", re.IGNORECASE), "E106", "`qualify` is SQL's spelling",
+     "write `filter <condition>` after the `derive` of a `window` step"),
+    (re.compile(r"^\s*union\s+all\b", re.IGNORECASE), "E106", "`union all` is SQL's spelling",
+     "write `union X` (keeps duplicates; `union_distinct X` removes them)"),
+    (re.compile(r"^\s*select\b.*\bfrom\b", re.IGNORECASE), "E106",
+     "`select ... from` is SQL's spelling; in Strata `from` is a step of its own",
+     "write `from X` on one line and `select a, b` (or `select *`) on a later one"),
+)
+
+
+def _sql_habit(file: str, text: str, tok: Token) -> Diagnostic | None:
+    """A coded error pointing to the Strata spelling when the line of a syntax error
+    is SQL as dbt projects write it (`left join`, `where`, `x::int`, `over (...)`)."""
+    if tok.line is None or tok.type == "$END":
+        return None
+    lines = text.splitlines()
+    if not 0 < tok.line <= len(lines):
+        return None
+    line = lines[tok.line - 1]
+    for pattern, code, message, hint in _SQL_HABITS:
+        found = pattern.search(line)
+        if found is None:
+            continue
+        words = {k: (v or "").strip().lower() for k, v in found.groupdict().items()}
+        if "side" in words:
+            words["join"] = _JOIN_WORDS[words["side"]]
+        if "type" in words:
+            words["type"] = _strata_type(words["type"])
+        start = found.start() + len(line[found.start():]) - len(line[found.start():].lstrip())
+        span = Span(file, tok.line, start + 1, tok.line, found.end() + 1)
+        return Diagnostic(code, message.format(**words), span, hint.format(**words))
+    return None
+
+
+def _strata_type(sql_type: str) -> str:
+    """A SQL type name as Strata spells it, for the hint of `x::numeric(16,2)`."""
+    name, _, args = sql_type.partition("(")
+    name = name.strip()
+    names = {"numeric": "decimal", "integer": "int", "bigint": "int", "varchar": "text",
+             "string": "text", "boolean": "bool", "float": "double", "datetime": "timestamp"}
+    name = names.get(name, name)
+    if args:
+        parts = [a.strip() for a in args.rstrip(")").split(",") if a.strip()]
+        return f"{name}({', '.join(parts)})"
+    return "decimal(18, 3)" if name == "decimal" else name
 
 
 def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:

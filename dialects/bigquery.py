@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dialects import functions
 from dialects.base import (
     Dialect,
     _unit,
@@ -32,6 +33,7 @@ from dialects.base import (
     shifted,
     whole_weeks,
 )
+from dialects.functions import function_rewrite
 from dialects.numeric import ieee_divide_function
 
 
@@ -70,7 +72,8 @@ PARTS = {
 DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False,
                   row_hash="farm_fingerprint",
-                  rewrites=(_monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
+                  rewrites=(function_rewrite(functions.BIGQUERY),
+                            _monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves), _scaled_decimal,
                             ieee_divide_function, double_average,
                             like_without_escape(clause=False)))

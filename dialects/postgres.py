@@ -21,6 +21,7 @@ sections each rewrite relies on are in docs/DIALECTS.md):
 
 from sqlglot import exp
 
+from dialects import functions
 from dialects.base import (
     Dialect,
     bool_to_number_via_int,
@@ -34,6 +35,7 @@ from dialects.base import (
     whole_second,
     whole_weeks_of_dates,
 )
+from dialects.functions import function_rewrite
 from dialects.numeric import (
     Rounding,
     bind_by_subquery,
@@ -69,7 +71,8 @@ PARTS = {
 
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
-                  rewrites=(ROUNDING.rewrite, numeric_round,
+                  rewrites=(function_rewrite(functions.POSTGRES),
+                            ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,
                             whole_weeks_of_dates, like_without_escape(clause=True),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dialects import functions
 from dialects.base import (
     Dialect,
     cast,
@@ -31,6 +32,7 @@ from dialects.base import (
     typed_items,
     whole_weeks,
 )
+from dialects.functions import function_rewrite
 
 
 def _epoch(x: exp.Expression) -> exp.Expression:
@@ -47,7 +49,8 @@ PARTS = {
 
 DIALECT = Dialect(name="snowflake", sqlglot="snowflake", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="hash",
-                  rewrites=(whole_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
+                  rewrites=(function_rewrite(functions.SNOWFLAKE),
+                            whole_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,
                             like_without_escape(clause=True), typed_items))

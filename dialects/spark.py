@@ -29,6 +29,7 @@ import os
 
 from sqlglot import exp
 
+from dialects import functions
 from dialects.base import (
     Dialect,
     boundaries,
@@ -44,6 +45,7 @@ from dialects.base import (
     whole_second,
     whole_weeks_of_dates,
 )
+from dialects.functions import function_rewrite
 from dialects.numeric import (
     Rounding,
     bind_by_lambda,
@@ -86,7 +88,8 @@ PARTS = {
 
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
-                rewrites=(whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
+                rewrites=(function_rewrite(functions.SPARK),
+                          whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,
                           ieee_division, nan_remainder, double_average,
                           double_to_decimal(ROUNDING), text_to_int("DECIMAL(38, 19)"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dialects import functions
 from dialects.base import (
     Dialect,
     boundaries,
@@ -33,6 +34,7 @@ from dialects.base import (
     shifted,
     text_meets_time,
 )
+from dialects.functions import function_rewrite
 
 EPOCH_START = exp.Literal.string("1970-01-01 00:00:00")
 
@@ -60,7 +62,8 @@ PARTS = {
 
 DIALECT = Dialect(name="trino", sqlglot="trino", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="xxhash64",
-                  rewrites=(boundaries, extract_rewrite(PARTS, epoch="DOUBLE"), text_meets_time,
+                  rewrites=(function_rewrite(functions.TRINO),
+                            boundaries, extract_rewrite(PARTS, epoch="DOUBLE"), text_meets_time,
                             _timestamp_text, double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,
                             like_without_escape(clause=True)))

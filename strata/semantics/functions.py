@@ -3,17 +3,28 @@
 Nodes are built with `exp.func(name, ..., dialect="duckdb")`, which returns SQLGlot's
 canonical node (DateTrunc, DateDiff, Year, ...), so every function transpiles to
 every dialect. Names outside the catalogue are E016; non-deterministic ones E032.
+
+Each entry also carries its user documentation (`signature`, `doc`, and an
+`example` with DuckDB's result), from which docs/LANGUAGE.md is written and which
+tests/test_functions_catalogue.py runs. A function whose SQL some engine means
+otherwise is tagged (`TAG` in the node's meta, with the Strata name): the
+dialects' function tables (dialects/functions.py) spell it per engine, or refuse it
+(E091) where the engine cannot express DuckDB's result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
 from functools import lru_cache
 
 from sqlglot import exp
 
+from dialects.functions import TAG, format_tokens
 from strata.semantics import types as T
+from strata.syntax import ast
 
 Typer = Callable[[list[T.Type]], "T.Type | str"]  # a type, or an error message
 
@@ -29,10 +40,22 @@ class Function:
     leading_unit: bool = False  # first argument is a unit string: 'day', 'month', ...
     # when the node depends on the argument types: (args, arg types) -> node
     build_typed: Callable[[list[exp.Expression], list[T.Type]], exp.Expression] | None = None
+    # arguments that must be literals (a format, a pattern): the source arguments ->
+    # an error message, or None
+    check: Callable[[list[ast.Expr]], str | None] | None = None
+    # for a leading-unit function whose type depends on the unit: (unit, types) -> type
+    unit_typer: Callable[[str, list[T.Type]], T.Type | str] | None = None
+    signature: str = ""  # `name(arg type, ...) -> type`, for the docs
+    doc: str = ""  # one line: what it returns, and on NULL
+    example: tuple[str, object] = ("", None)  # (a Strata expression, DuckDB's result)
+
+
 
 
 NON_DETERMINISTIC = {"now", "current_timestamp", "current_date", "current_time", "random",
-                     "rand", "uuid", "gen_random_uuid", "today", "localtimestamp"}
+                     "rand", "uuid", "gen_random_uuid", "today", "localtimestamp",
+                     # any row of the group, whichever the engine meets first
+                     "any_value", "arbitrary"}
 DATE_UNIT_ORDER = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 DATE_UNITS = set(DATE_UNIT_ORDER)
 
@@ -172,33 +195,471 @@ def _count_star(args: list[exp.Expression]) -> exp.Expression:
     return exp.Count(this=args[0] if args else exp.Star())
 
 
+# ---------------------------------------------------------------- issue 16: more functions
+
+def tagged(name: str, node: exp.Expression) -> exp.Expression:
+    """`node` marked as catalogue function `name`, so a dialect can spell it its way."""
+    node.meta[TAG] = name
+    return node
+
+
+def _double(x: exp.Expression) -> exp.Expression:
+    """x as a double: each engine computes these functions of a double alike (of an int
+    or decimal, PostgreSQL answers NUMERIC, DuckDB a DECIMAL median)."""
+    if x.type is not None and x.type.is_type("DOUBLE"):
+        return x
+    return exp.Cast(this=x, to=exp.DataType.build("DOUBLE"))
+
+
+def _args(*kinds: tuple[str, ...], result: T.Type | None = None):
+    """A typer for fixed argument kinds (each a tuple of kinds; NULL fits all);
+    the result is `result`, or the first argument's type."""
+    words = " and ".join("/".join(k) for k in kinds)
+
+    def typer(args):
+        for a, allowed in zip(args, kinds):
+            if a.kind not in (*allowed, "null"):
+                return f"expects {words}"
+        return result if result is not None else args[0]
+    return typer
+
+
+NUM = ("int", "decimal", "double")
+TXT = ("text",)
+WHEN = ("date", "timestamp")
+
+
+def _unified(args):
+    result = args[0]
+    for a in args[1:]:
+        result = T.unify(result, a)
+        if result is None:
+            return "expects arguments of one type"
+    if result.kind == "list":
+        return "cannot order lists"
+    return result
+
+
+def _nullif(args):
+    if T.unify(args[0], args[1]) is None or not T.comparable(args[0], args[1]):
+        return "expects two values of one type"
+    return args[0] if args[0].kind != "null" else args[1]
+
+
+def _literal_text(arg: ast.Expr) -> str | None:
+    return arg.value if isinstance(arg, ast.Literal) and arg.kind == "text" else None
+
+
+def _literal_int(arg: ast.Expr) -> int | None:
+    if isinstance(arg, ast.UnaryOp) and arg.op == "-":
+        inner = _literal_int(arg.operand)
+        return -inner if inner is not None else None
+    return arg.value if isinstance(arg, ast.Literal) and arg.kind == "int" else None
+
+
+def _literal_number(arg: ast.Expr):
+    if isinstance(arg, ast.Literal) and arg.kind in ("int", "decimal", "double"):
+        return arg.value
+    return None
+
+
+def _check_fill(args):
+    fill = _literal_text(args[2])
+    return None if fill else "needs a non-empty text literal to pad with, such as ' ' or '0'"
+
+
+def _check_split(args):
+    delimiter, index = _literal_text(args[1]), _literal_int(args[2])
+    if not delimiter:
+        return "needs a non-empty text literal as delimiter"
+    if not index:
+        return "needs a whole-number literal position: 1 is the first part, -1 the last"
+    return None
+
+
+def _check_separator(args):
+    return None if _literal_text(args[1]) is not None else "needs a text literal separator"
+
+
+def _check_fraction(args):
+    q = _literal_number(args[1])
+    return None if q is not None and 0 <= q <= 1 else "needs a literal fraction in [0, 1]"
+
+
+def _check_format(args):
+    fmt = _literal_text(args[1])
+    if fmt is None:
+        return "needs a text literal format, such as '%Y-%m-%d'"
+    tokens = format_tokens(fmt)
+    return tokens if isinstance(tokens, str) else None
+
+
+# ------------------------------------------------------------ builders
+
+def _fn(name: str, cls: type[exp.Func], *keys: str, cast_double: bool = False):
+    """Build node `cls` with the arguments under `keys`, tagged `name`."""
+    def build(args):
+        values = [_double(a) if cast_double else a for a in args]
+        return tagged(name, cls(**dict(zip(keys, values))))
+    return build
+
+
+def _anon(name: str, sql_name: str):
+    return lambda args: tagged(name, exp.Anonymous(this=sql_name, expressions=list(args)))
+
+
+def _math(name: str, cls: type[exp.Func]):
+    return lambda args: tagged(name, cls(this=_double(args[0])))
+
+
+def _sign(args):
+    return tagged("sign", exp.Cast(this=exp.Sign(this=args[0]),
+                                   to=exp.DataType.build("BIGINT")))
+
+
+def _log10(args):
+    return tagged("log10", exp.Log(this=exp.Literal.number(10), expression=_double(args[0])))
+
+
+def _contains(args):
+    return tagged("contains", exp.GT(this=exp.StrPosition(this=args[0], substr=args[1]),
+                                     expression=exp.Literal.number(0)))
+
+
+def _pad(name: str, left: bool):
+    def build(args):
+        # DuckDB's lpad takes an INTEGER width, and no BIGINT narrows to it implicitly
+        width = exp.Cast(this=args[1], to=exp.DataType.build("INT"))
+        return tagged(name, exp.Pad(this=args[0], expression=width, fill_pattern=args[2],
+                                    is_left=left))
+    return build
+
+
+def _count_if(args):
+    """COUNT(CASE WHEN b THEN 1 END): 0 on no rows or no true, on every engine."""
+    case = exp.Case(ifs=[exp.If(this=args[0], true=exp.Literal.number(1))])
+    return exp.Count(this=case)
+
+
+def _string_agg(args):
+    """The non-NULL values joined in ascending code-point order: an order-free
+    aggregate, so a snapshot's content hash does not depend on the engine's plan."""
+    value, separator = args
+    order = exp.Order(this=value, expressions=[exp.Ordered(this=value.copy(),
+                                                           nulls_first=False)])
+    return tagged("string_agg", exp.GroupConcat(this=order, separator=separator))
+
+
+def _median(args):
+    return tagged("median", exp.Median(this=_double(args[0])))
+
+
+def _quantile(args):
+    return tagged("quantile_cont", exp.PercentileCont(this=_double(args[0]),
+                                                     expression=args[1]))
+
+
+def _date_add_node(sign: int):
+    def build(args: list[exp.Expression], types: list[T.Type]) -> exp.Expression:
+        unit, count, when = args
+        name = original = unit.name.lower()
+        if sign < 0:
+            count = exp.Neg(this=exp.Paren(this=count))
+        factor = {"quarter": ("month", 3), "week": ("day", 7)}.get(name)
+        if factor:
+            name = factor[0]
+            count = exp.Mul(this=exp.Paren(this=count), expression=exp.Literal.number(factor[1]))
+        result = _date_add_type(original, types)
+        if types[2].kind == "date" and result == T.TIMESTAMP:
+            when = exp.Cast(this=when, to=exp.DataType.build("TIMESTAMP"))
+        node = exp.TimestampAdd(this=when, expression=count, unit=exp.var(name.upper()))
+        return tagged("date_add", exp.Cast(this=node, to=result.to_sqlglot()))
+    return build
+
+
+def _date_add_type(unit: str, args: list[T.Type]) -> T.Type | str:
+    """A date plus days (or more) is a date; plus hours, minutes or seconds, or a
+    timestamp plus anything, a timestamp."""
+    if args[1].kind not in ("int", "null") or args[2].kind not in (*WHEN, "null"):
+        return "expects (unit, int, date or timestamp)"
+    if args[2].kind == "date" and unit not in TIME_UNITS:
+        return T.DATE
+    return T.TIMESTAMP
+
+
+TIME_UNITS = ("hour", "minute", "second")
+
+
+def _typed_by_unit(args):
+    return _date_add_type("day", args)  # without a known unit (unit_typer knows it)
+
+
+def _strftime(args):
+    return tagged("strftime", exp.TimeToStr(this=args[0], format=args[1]))
+
+
+def _make_date(args):
+    return tagged("make_date", exp.Anonymous(this="MAKE_DATE", expressions=list(args)))
+
+
+def _split_part(args):
+    return tagged("split_part", exp.SplitPart(this=args[0], delimiter=args[1],
+                                              part_index=args[2]))
+
+
+def _extremes(name: str, cls: type[exp.Func]):
+    def build(args):
+        return tagged(name, cls(this=args[0], expressions=list(args[1:]), ignore_nulls=True))
+    return build
+
+
 CATALOGUE: dict[str, Function] = {f.name: f for f in [
-    Function("coalesce", 1, None, _coalesce, _duck("coalesce")),
-    Function("abs", 1, 1, _numeric_same, _duck("abs")),
-    Function("round", 1, 2, _round, _duck("round")),
-    Function("floor", 1, 1, _floor_ceil, _duck("floor")),
-    Function("ceil", 1, 1, _floor_ceil, _duck("ceil")),
-    Function("lower", 1, 1, _text, _duck("lower")),
-    Function("upper", 1, 1, _text, _duck("upper")),
+    Function("coalesce", 1, None, _coalesce, _duck("coalesce"),
+             signature="coalesce(x: T, ...) -> T",
+             doc="the first argument that is not NULL; NULL when all are",
+             example=("coalesce(null, 2, 3)", 2)),
+    Function("abs", 1, 1, _numeric_same, _duck("abs"),
+             signature="abs(x: number) -> same type", doc="absolute value; NULL on NULL",
+             example=("abs(-2.5)", Decimal("2.5"))),
+    Function("round", 1, 2, _round, _duck("round"),
+             signature="round(x: number[, digits: int]) -> same type",
+             doc="x rounded to `digits` (default 0; negative: tens, hundreds), halves away "
+                 "from zero; NULL on NULL",
+             example=("round(2.5)", Decimal(3))),
+    Function("floor", 1, 1, _floor_ceil, _duck("floor"),
+             signature="floor(x: number) -> same type (a decimal's scale 0)",
+             doc="the largest whole number <= x; NULL on NULL", example=("floor(-1.5)", Decimal(-2))),
+    Function("ceil", 1, 1, _floor_ceil, _duck("ceil"),
+             signature="ceil(x: number) -> same type (a decimal's scale 0)",
+             doc="the smallest whole number >= x; NULL on NULL", example=("ceil(1.2)", Decimal(2))),
+    Function("lower", 1, 1, _text, _duck("lower"), signature="lower(s: text) -> text",
+             doc="s in lower case (Unicode); NULL on NULL", example=("lower('ÄB')", "äb")),
+    Function("upper", 1, 1, _text, _duck("upper"), signature="upper(s: text) -> text",
+             doc="s in upper case (Unicode); NULL on NULL", example=("upper('äb')", "ÄB")),
     Function("length", 1, 1, _length, lambda a: exp.Length(this=a[0]),
-             build_typed=_length_node),
-    Function("trim", 1, 1, _text, _duck("trim")),
-    Function("substr", 2, 3, _substr, _duck("substr")),
-    Function("concat", 1, None, _concat, _duck("concat")),
+             build_typed=_length_node, signature="length(x: text | list<T>) -> int",
+             doc="characters of a text, items of a list; NULL on NULL",
+             example=("length('日本')", 2)),
+    Function("trim", 1, 1, _text, _duck("trim"), signature="trim(s: text) -> text",
+             doc="s without the spaces (Unicode space separators) at both ends; NULL on NULL",
+             example=("trim('  a b ')", "a b")),
+    Function("substr", 2, 3, _substr, _duck("substr"),
+             signature="substr(s: text, start: int[, length: int]) -> text",
+             doc="`length` characters of s from `start` (1 is the first; negative counts "
+                 "from the end); NULL on NULL", example=("substr('strata', 2, 3)", "tra")),
+    Function("concat", 1, None, _concat, _duck("concat"),
+             signature="concat(x, ...) -> text",
+             doc="the arguments as text, joined; a NULL argument counts as ''",
+             example=("concat('a', null, 1)", "a1")),
     Function("date_trunc", 2, 2, _date_trunc, _duck("date_trunc"), leading_unit=True,
-             build_typed=_date_trunc_node),
-    Function("year", 1, 1, _date_part, _duck("year")),
-    Function("month", 1, 1, _date_part, _duck("month")),
-    Function("day", 1, 1, _date_part, _duck("day")),
-    Function("date_diff", 3, 3, _date_diff, _duck("date_diff"), leading_unit=True),
+             build_typed=_date_trunc_node,
+             signature="date_trunc(unit, x: date | timestamp) -> same type",
+             doc="x truncated to the start of its year, quarter, month, week (Monday), day, "
+                 "hour, minute or second; NULL on NULL",
+             example=("date_trunc('month', date '2024-02-29')", date(2024, 2, 1))),
+    Function("year", 1, 1, _date_part, _duck("year"),
+             signature="year(x: date | timestamp) -> int", doc="the year; NULL on NULL",
+             example=("year(date '2024-02-29')", 2024)),
+    Function("month", 1, 1, _date_part, _duck("month"),
+             signature="month(x: date | timestamp) -> int", doc="the month, 1-12; NULL on NULL",
+             example=("month(date '2024-02-29')", 2)),
+    Function("day", 1, 1, _date_part, _duck("day"),
+             signature="day(x: date | timestamp) -> int",
+             doc="the day of the month, 1-31; NULL on NULL",
+             example=("day(date '2024-02-29')", 29)),
+    Function("date_diff", 3, 3, _date_diff, _duck("date_diff"), leading_unit=True,
+             signature="date_diff(unit, a: date | timestamp, b: date | timestamp) -> int",
+             doc="unit boundaries crossed from a to b (whole weeks for 'week'); NULL on NULL",
+             example=("date_diff('month', date '2024-01-31', date '2024-02-01')", 1)),
+    # ---- text (issue 16)
+    Function("nullif", 2, 2, _nullif, _fn("nullif", exp.Nullif, "this", "expression"),
+             signature="nullif(a: T, b: T) -> T",
+             doc="NULL when a = b, else a (a NULL a or b gives a)",
+             example=("nullif(0, 0)", None)),
+    Function("greatest", 2, None, _unified, _extremes("greatest", exp.Greatest),
+             signature="greatest(x: T, ...) -> T",
+             doc="the largest argument, NULLs skipped (NULL when all are); text by code "
+                 "point, NaN above every number",
+             example=("greatest(1, null, 3)", 3)),
+    Function("least", 2, None, _unified, _extremes("least", exp.Least),
+             signature="least(x: T, ...) -> T",
+             doc="the smallest argument, NULLs skipped (NULL when all are); text by code "
+                 "point", example=("least(1, null, 3)", 1)),
+    Function("replace", 3, 3, _args(TXT, TXT, TXT, result=T.TEXT),
+             _fn("replace", exp.Replace, "this", "expression", "replacement"),
+             signature="replace(s: text, from: text, to: text) -> text",
+             doc="s with every `from` replaced by `to` (an empty `from` replaces nothing); "
+                 "NULL on NULL", example=("replace('a-b-c', '-', '+')", "a+b+c")),
+    Function("strpos", 2, 2, _args(TXT, TXT, result=T.INT),
+             _fn("strpos", exp.StrPosition, "this", "substr"),
+             signature="strpos(s: text, part: text) -> int",
+             doc="the character position of the first `part` in s (1-based), 0 when absent, "
+                 "1 for ''; NULL on NULL", example=("strpos('banana', 'na')", 3)),
+    Function("contains", 2, 2, _args(TXT, TXT, result=T.BOOL), _contains,
+             signature="contains(s: text, part: text) -> bool",
+             doc="does s contain `part` (always for '')? NULL on NULL",
+             example=("contains('banana', 'nan')", True)),
+    Function("starts_with", 2, 2, _args(TXT, TXT, result=T.BOOL),
+             _fn("starts_with", exp.StartsWith, "this", "expression"),
+             signature="starts_with(s: text, prefix: text) -> bool",
+             doc="does s start with `prefix`? NULL on NULL",
+             example=("starts_with('banana', 'ban')", True)),
+    Function("ends_with", 2, 2, _args(TXT, TXT, result=T.BOOL),
+             _fn("ends_with", exp.EndsWith, "this", "expression"),
+             signature="ends_with(s: text, suffix: text) -> bool",
+             doc="does s end with `suffix`? NULL on NULL",
+             example=("ends_with('banana', 'na')", True)),
+    Function("lpad", 3, 3, _args(TXT, ("int",), TXT, result=T.TEXT), _pad("lpad", True),
+             check=_check_fill,
+             signature="lpad(s: text, width: int, fill: text literal) -> text",
+             doc="s padded on the left with `fill` to `width` characters, or cut to its "
+                 "first `width`; NULL on NULL", example=("lpad('7', 3, '0')", "007")),
+    Function("rpad", 3, 3, _args(TXT, ("int",), TXT, result=T.TEXT), _pad("rpad", False),
+             check=_check_fill,
+             signature="rpad(s: text, width: int, fill: text literal) -> text",
+             doc="s padded on the right with `fill` to `width` characters, or cut to its "
+                 "first `width`; NULL on NULL", example=("rpad('ab', 5, 'xy')", "abxyx")),
+    Function("left", 2, 2, _args(TXT, ("int",), result=T.TEXT),
+             _fn("left", exp.Left, "this", "expression"),
+             signature="left(s: text, n: int) -> text",
+             doc="the first n characters of s (n < 0: all but the last -n); NULL on NULL",
+             example=("left('strata', -2)", "stra")),
+    Function("right", 2, 2, _args(TXT, ("int",), result=T.TEXT),
+             _fn("right", exp.Right, "this", "expression"),
+             signature="right(s: text, n: int) -> text",
+             doc="the last n characters of s (n < 0: all but the first -n); NULL on NULL",
+             example=("right('strata', 2)", "ta")),
+    Function("split_part", 3, 3, _args(TXT, TXT, ("int",), result=T.TEXT), _split_part,
+             check=_check_split,
+             signature="split_part(s: text, delimiter: text literal, n: int literal) -> text",
+             doc="the n-th part of s split at `delimiter` (1 the first, -1 the last), '' past "
+                 "the end; NULL on NULL", example=("split_part('a,b,c', ',', -1)", "c")),
+    Function("md5", 1, 1, _args(TXT, result=T.TEXT), _fn("md5", exp.MD5, "this"),
+             signature="md5(s: text) -> text",
+             doc="the MD5 digest of s's UTF-8 bytes, 32 lowercase hex digits (a portable "
+                 "surrogate key); NULL on NULL",
+             example=("md5('abc')", "900150983cd24fb0d6963f7d28e17f72")),
+    # ---- numbers (issue 16): each a double of the double; DuckDB's IEEE results
+    Function("sign", 1, 1, _args(NUM, result=T.INT), _sign,
+             signature="sign(x: number) -> int",
+             doc="-1, 0 or 1 (0 for -0.0 and NaN); NULL on NULL", example=("sign(-2.5)", -1)),
+    Function("power", 2, 2, _args(NUM, NUM, result=T.DOUBLE),
+             _fn("power", exp.Pow, "this", "expression", cast_double=True),
+             signature="power(x: number, y: number) -> double",
+             doc="x to the power y, as a double (NaN for a negative x to a fraction, "
+                 "Infinity for 0 to a negative power); NULL on NULL",
+             example=("power(2, 10)", 1024.0)),
+    Function("sqrt", 1, 1, _args(NUM, result=T.DOUBLE), _math("sqrt", exp.Sqrt),
+             signature="sqrt(x: number) -> double",
+             doc="the square root (NaN below 0); NULL on NULL", example=("sqrt(16)", 4.0)),
+    Function("ln", 1, 1, _args(NUM, result=T.DOUBLE), _math("ln", exp.Ln),
+             signature="ln(x: number) -> double",
+             doc="the natural logarithm (-Infinity at 0, NaN below); NULL on NULL",
+             example=("ln(1)", 0.0)),
+    Function("log10", 1, 1, _args(NUM, result=T.DOUBLE), _log10,
+             signature="log10(x: number) -> double",
+             doc="the base-10 logarithm (-Infinity at 0, NaN below); NULL on NULL",
+             example=("log10(1000)", 3.0)),
+    Function("exp", 1, 1, _args(NUM, result=T.DOUBLE), _math("exp", exp.Exp),
+             signature="exp(x: number) -> double",
+             doc="e to the power x (Infinity past about 709.78, 0 below about -745.13); "
+                 "NULL on NULL", example=("exp(0)", 1.0)),
+    # ---- dates (issue 16)
+    Function("date_add", 3, 3, _typed_by_unit, _duck("date_add"), leading_unit=True,
+             build_typed=_date_add_node(1), unit_typer=_date_add_type,
+             signature="date_add(unit, n: int, x: date | timestamp) -> same type",
+             doc="x plus n units (a month past the end of the shorter month gives its last "
+                 "day); a date stays a date for year/quarter/month/week/day; NULL on NULL",
+             example=("date_add('month', 1, date '2024-01-31')", date(2024, 2, 29))),
+    Function("date_sub", 3, 3, _typed_by_unit, _duck("date_add"), leading_unit=True,
+             build_typed=_date_add_node(-1), unit_typer=_date_add_type,
+             signature="date_sub(unit, n: int, x: date | timestamp) -> same type",
+             doc="x minus n units, as date_add(unit, -n, x); NULL on NULL",
+             example=("date_sub('year', 1, date '2024-02-29')", date(2023, 2, 28))),
+    Function("make_date", 3, 3, _args(("int",), ("int",), ("int",), result=T.DATE),
+             _make_date, signature="make_date(year: int, month: int, day: int) -> date",
+             doc="the date of that year, month and day (an error on DuckDB when there is "
+                 "none); NULL on NULL", example=("make_date(2024, 2, 29)", date(2024, 2, 29))),
+    Function("strftime", 2, 2, _args(WHEN, TXT, result=T.TEXT), _strftime,
+             check=_check_format,
+             signature="strftime(x: date | timestamp, format: text literal) -> text",
+             doc="x printed by `format`: %Y %y %m %d %H %M %S %f %j %b %B %a %A %% and "
+                 "the characters ` -/:.,;_T()[]#+` between (English names); NULL on NULL",
+             example=("strftime(timestamp '2024-02-29 13:04:05', '%Y-%m-%dT%H:%M')",
+                      "2024-02-29T13:04")),
     # aggregates
-    Function("count", 0, 1, lambda a: T.INT, _count_star, aggregate=True),
+    Function("count", 0, 1, lambda a: T.INT, _count_star, aggregate=True,
+             signature="count() / count(x) -> int",
+             doc="rows in the group / rows where x is not NULL; 0 on no rows",
+             example=("count(amount)", 3)),
     Function("count_distinct", 1, 1, lambda a: T.INT,
-             lambda a: exp.Count(this=exp.Distinct(expressions=[a[0]])), aggregate=True),
-    Function("sum", 1, 1, _sum, lambda a: exp.Sum(this=a[0]), aggregate=True),
-    Function("avg", 1, 1, _avg, lambda a: exp.Avg(this=a[0]), aggregate=True),
-    Function("min", 1, 1, _minmax, lambda a: exp.Min(this=a[0]), aggregate=True),
-    Function("max", 1, 1, _minmax, lambda a: exp.Max(this=a[0]), aggregate=True),
+             lambda a: exp.Count(this=exp.Distinct(expressions=[a[0]])), aggregate=True,
+             signature="count_distinct(x) -> int",
+             doc="distinct non-NULL values of x; 0 on no rows",
+             example=("count_distinct(status)", 2)),
+    Function("sum", 1, 1, _sum, lambda a: exp.Sum(this=a[0]), aggregate=True,
+             signature="sum(x: number) -> int | decimal(38, s) | double",
+             doc="the sum of the non-NULL values; NULL on no values",
+             example=("sum(amount)", Decimal("12.00"))),
+    Function("avg", 1, 1, _avg, lambda a: exp.Avg(this=a[0]), aggregate=True,
+             signature="avg(x: number) -> double",
+             doc="the mean of the non-NULL values; NULL on no values",
+             example=("avg(amount)", 4.0)),
+    Function("min", 1, 1, _minmax, lambda a: exp.Min(this=a[0]), aggregate=True,
+             signature="min(x: T) -> T", doc="the smallest non-NULL value; NULL on no values",
+             example=("min(amount)", Decimal("1.00"))),
+    Function("max", 1, 1, _minmax, lambda a: exp.Max(this=a[0]), aggregate=True,
+             signature="max(x: T) -> T", doc="the largest non-NULL value; NULL on no values",
+             example=("max(amount)", Decimal("7.00"))),
+    Function("stddev", 1, 1, _args(NUM, result=T.DOUBLE),
+             _fn("stddev", exp.Stddev, "this", cast_double=True), aggregate=True,
+             signature="stddev(x: number) -> double",
+             doc="the sample standard deviation (stddev_samp) of the non-NULL values; NULL "
+                 "on fewer than two", example=("stddev(amount)", 3.0)),
+    Function("stddev_pop", 1, 1, _args(NUM, result=T.DOUBLE),
+             _fn("stddev_pop", exp.StddevPop, "this", cast_double=True), aggregate=True,
+             signature="stddev_pop(x: number) -> double",
+             doc="the population standard deviation of the non-NULL values; NULL on none",
+             example=("stddev_pop(amount)", 6 ** 0.5)),
+    Function("variance", 1, 1, _args(NUM, result=T.DOUBLE),
+             _fn("variance", exp.Variance, "this", cast_double=True), aggregate=True,
+             signature="variance(x: number) -> double",
+             doc="the sample variance (var_samp) of the non-NULL values; NULL on fewer "
+                 "than two", example=("variance(amount)", 9.0)),
+    Function("var_pop", 1, 1, _args(NUM, result=T.DOUBLE),
+             _fn("var_pop", exp.VariancePop, "this", cast_double=True), aggregate=True,
+             signature="var_pop(x: number) -> double",
+             doc="the population variance of the non-NULL values; NULL on none",
+             example=("var_pop(amount)", 6.0)),
+    Function("median", 1, 1, _args(NUM, result=T.DOUBLE), _median, aggregate=True,
+             signature="median(x: number) -> double",
+             doc="the middle non-NULL value, the mean of the two middle ones for an even "
+                 "count (quantile_cont(x, 0.5)); NULL on none",
+             example=("median(amount)", 4.0)),
+    Function("quantile_cont", 2, 2, _args(NUM, NUM, result=T.DOUBLE), _quantile,
+             aggregate=True, check=_check_fraction,
+             signature="quantile_cont(x: number, q: literal in [0, 1]) -> double",
+             doc="the q-quantile of the non-NULL values, interpolated between the two "
+                 "nearest; NULL on none", example=("quantile_cont(amount, 0.25)", 2.5)),
+    Function("bool_and", 1, 1, _args(("bool",), result=T.BOOL),
+             _fn("bool_and", exp.LogicalAnd, "this"), aggregate=True,
+             signature="bool_and(b: bool) -> bool",
+             doc="are all non-NULL values true? NULL on none",
+             example=("bool_and(amount > 0)", True)),
+    Function("bool_or", 1, 1, _args(("bool",), result=T.BOOL),
+             _fn("bool_or", exp.LogicalOr, "this"), aggregate=True,
+             signature="bool_or(b: bool) -> bool",
+             doc="is any non-NULL value true? NULL on none",
+             example=("bool_or(amount > 5)", True)),
+    Function("count_if", 1, 1, _args(("bool",), result=T.INT), _count_if, aggregate=True,
+             signature="count_if(b: bool) -> int", doc="rows where b is true; 0 on none",
+             example=("count_if(status = 'paid')", 2)),
+    Function("string_agg", 2, 2, _args(TXT, TXT, result=T.TEXT), _string_agg,
+             aggregate=True, check=_check_separator,
+             signature="string_agg(s: text, separator: text literal) -> text",
+             doc="the non-NULL values in ascending code-point order, joined by `separator` "
+                 "(the same text on every engine); NULL on none",
+             example=("string_agg(status, ',')", "paid,paid,void")),
 ]}
 
 EXTRACT_PARTS = {"year", "quarter", "month", "week", "day", "hour", "minute", "second",

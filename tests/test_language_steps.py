@@ -326,3 +326,34 @@ def test_select_star_except_an_unknown_column_is_e011():
 def test_current_date_as_a_bare_word_is_e032():
     diags = diagnostics("model m {\n from customers\n derive d = current_date\n}")
     assert diags[0][0] == "E032"
+
+
+def test_a_window_over_a_window_reads_it_from_a_cte():
+    rows = run_model("model m {\n from orders\n window by customer_id order ordered_at, id\n"
+                     " derive n = row_number()\n window by n order id\n derive k = rank()\n"
+                     " sort id\n take 2 by n\n select id, n, k\n}", "m")
+    assert rows == [(1, 1, 1), (2, 2, 1), (3, 3, 1), (4, 1, 2), (6, 2, 2)]
+
+
+@pytest.mark.parametrize("steps", [
+    "window by customer_id order ordered_at\n derive n = row_number()",
+    "distinct by customer_id order ordered_at desc",
+    "sort amount\n take 2",
+    "join_semi customers as c on c.id = customer_id",
+])
+def test_incremental_models_with_the_new_steps_filter_the_full_result(steps):
+    """A cdc predicate pushed into the base would change what a window numbers, which
+    row `distinct by` keeps and which rows `take` keeps: those models use __full."""
+    text = (f"model m {{\n from orders\n {steps}\n incremental\n merge_strategy: append\n"
+            " cdc_column: ordered_at\n}")
+    module = load_text(SHOP + text, "shop.strata")
+    assert not module.diagnostics, module.diagnostics
+    labels = {s.label for s in compile_statements(module, "duckdb")}
+    assert "incremental: append, full-then-filter" in labels, labels
+
+
+def test_sort_alone_still_pushes_down():
+    text = ("model m {\n from orders\n sort amount\n incremental\n merge_strategy: append\n"
+            " cdc_column: ordered_at\n}")
+    labels = {s.label for s in compile_statements(load_text(SHOP + text, "s.strata"), "duckdb")}
+    assert "incremental: append, pushdown" in labels, labels

@@ -582,13 +582,16 @@ def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
             continue
         split = split_join(stage)
         plain = split.plain_columns(stage) if split.keys else None
-        if plain is not None and verified_unique(stage.relation, plain):
+        inline = stage.relation.kind == "inline"  # a sub-pipeline: no pins of its own
+        if plain is not None and not inline and verified_unique(stage.relation, plain):
             log.skip(label, f"`{stage.relation.name}` pins unique [{', '.join(plain)}], "
                      "verified")
             continue
         log.ran.append(label)
+        right = (f"({model_query(stage.relation.plan, relations).sql(dialect='duckdb')})"
+                 if inline else relation_sql_of(stage.relation))
         violation = _fan_out(wh, plan, index, stage, split, label, relations,
-                             relation_sql_of(stage.relation), log, unique_rights)
+                             right, log, unique_rights)
         if violation is not None:
             found.append(violation)
     if found:
@@ -727,7 +730,8 @@ def planned_checks(plan: Plan, pinned_unique) -> tuple[list[str], list[dict]]:
             continue
         split = split_join(stage)
         plain = split.plain_columns(stage) if split.keys else None
-        if plain is not None and pinned_unique(stage.relation, plain):
+        if plain is not None and stage.relation.kind != "inline" and \
+                pinned_unique(stage.relation, plain):
             skipped.append({"check": label, "reason": f"`{stage.relation.name}` pins unique "
                             f"[{', '.join(plain)}] (verified when it is built; a snapshot "
                             "without that record is checked)"})

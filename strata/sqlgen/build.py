@@ -376,7 +376,8 @@ class QueryBuilder:
             block.order = self._ordered(stage.keys, block.env)
             return block
         if isinstance(stage, WindowStage):
-            if block.group is not None or block.limit is not None:
+            # a window over a window's result reads it from a CTE (no nested OVER)
+            if block.settled():
                 block = self._close(block, index)
             for col, node in stage.items:
                 block.env[col.id] = bind(node, block.env)
@@ -416,7 +417,7 @@ class QueryBuilder:
         """Rows numbered per group in the order, then the first `count` of each: what
         QUALIFY row_number() OVER (...) <= count means, as a CTE and a WHERE (every
         engine has those; PostgreSQL has no QUALIFY)."""
-        if block.limit is not None or block.group is not None:
+        if block.settled():
             block = self._close(block, index)
         number = Col(-next(self.hidden), "__row", Type("int"))
         window = exp.Window(this=exp.RowNumber(), over="OVER",

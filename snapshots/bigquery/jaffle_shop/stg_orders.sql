@@ -1,0 +1,35 @@
+-- model stg_orders (full)
+WITH base AS (
+  SELECT
+    raw_orders.id,
+    raw_orders.customer,
+    raw_orders.ordered_at,
+    raw_orders.store_id,
+    raw_orders.subtotal,
+    raw_orders.tax_paid,
+    raw_orders.order_total,
+    raw_orders.updated_at
+  FROM raw_orders
+), step AS (
+  SELECT
+    base.id,
+    base.customer,
+    base.ordered_at,
+    base.store_id,
+    base.subtotal,
+    base.order_total,
+    base.updated_at,
+    ROW_NUMBER() OVER (PARTITION BY base.id ORDER BY base.updated_at DESC) AS __row
+  FROM base
+)
+SELECT
+  step.id AS order_id,
+  step.customer AS customer_id,
+  step.ordered_at,
+  step.store_id,
+  IEEE_DIVIDE(CAST(CAST(ROUND(step.subtotal, 2) AS NUMERIC) AS FLOAT64), CAST(100 AS FLOAT64)) AS subtotal,
+  IEEE_DIVIDE(CAST(CAST(ROUND(step.order_total, 2) AS NUMERIC) AS FLOAT64), CAST(100 AS FLOAT64)) AS order_total,
+  step.updated_at
+FROM step
+WHERE
+  step.__row <= 1;

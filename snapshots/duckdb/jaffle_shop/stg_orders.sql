@@ -1,0 +1,38 @@
+-- model stg_orders (full)
+WITH base AS (
+  SELECT
+    raw_orders.id,
+    raw_orders.customer,
+    raw_orders.ordered_at,
+    raw_orders.store_id,
+    raw_orders.subtotal,
+    raw_orders.tax_paid,
+    raw_orders.order_total,
+    raw_orders.updated_at
+  FROM READ_CSV(
+    'examples/jaffle_shop/data/raw_orders.csv',
+    types := {'id': 'BIGINT', 'customer': 'BIGINT', 'ordered_at': 'TIMESTAMP', 'store_id': 'BIGINT', 'subtotal': 'BIGINT', 'tax_paid': 'BIGINT', 'order_total': 'BIGINT', 'updated_at': 'TIMESTAMP'}
+  ) AS raw_orders
+), step AS (
+  SELECT
+    base.id,
+    base.customer,
+    base.ordered_at,
+    base.store_id,
+    base.subtotal,
+    base.order_total,
+    base.updated_at,
+    ROW_NUMBER() OVER (PARTITION BY base.id ORDER BY base.updated_at DESC) AS __row
+  FROM base
+)
+SELECT
+  step.id AS order_id,
+  step.customer AS customer_id,
+  step.ordered_at,
+  step.store_id,
+  CAST(step.subtotal AS DECIMAL(16, 2)) / 100 AS subtotal,
+  CAST(step.order_total AS DECIMAL(16, 2)) / 100 AS order_total,
+  step.updated_at
+FROM step
+WHERE
+  step.__row <= 1;

@@ -1,0 +1,51 @@
+-- model stg_orders (full)
+WITH base AS (
+  SELECT
+    raw_orders.id,
+    raw_orders.customer,
+    raw_orders.ordered_at,
+    raw_orders.store_id,
+    raw_orders.subtotal,
+    raw_orders.tax_paid,
+    raw_orders.order_total,
+    raw_orders.updated_at
+  FROM raw_orders
+), step AS (
+  SELECT
+    base.id,
+    base.customer,
+    base.ordered_at,
+    base.store_id,
+    base.subtotal,
+    base.order_total,
+    base.updated_at,
+    ROW_NUMBER() OVER (PARTITION BY base.id ORDER BY base.updated_at DESC NULLS LAST) AS __row
+  FROM base
+)
+SELECT
+  step.id AS order_id,
+  step.customer AS customer_id,
+  step.ordered_at,
+  step.store_id,
+  CASE
+    WHEN CAST(100 AS DOUBLE PRECISION) = 0
+    THEN SIGN(CAST(CAST(step.subtotal AS DECIMAL(16, 2)) AS DOUBLE PRECISION)) * CASE
+      WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
+      THEN CAST('-Infinity' AS DOUBLE PRECISION)
+      ELSE CAST('Infinity' AS DOUBLE PRECISION)
+    END
+    ELSE CAST(CAST(step.subtotal AS DECIMAL(16, 2)) AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION)
+  END AS subtotal,
+  CASE
+    WHEN CAST(100 AS DOUBLE PRECISION) = 0
+    THEN SIGN(CAST(CAST(step.order_total AS DECIMAL(16, 2)) AS DOUBLE PRECISION)) * CASE
+      WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
+      THEN CAST('-Infinity' AS DOUBLE PRECISION)
+      ELSE CAST('Infinity' AS DOUBLE PRECISION)
+    END
+    ELSE CAST(CAST(step.order_total AS DECIMAL(16, 2)) AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION)
+  END AS order_total,
+  step.updated_at
+FROM step
+WHERE
+  step.__row <= 1;

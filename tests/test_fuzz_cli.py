@@ -119,12 +119,22 @@ EVERY_OPTION_TRIES = ["", Long("9" * 5000)]
 EVERY_VARIABLE_TRIES = ["", "nan", "x\x1b[31m"]
 
 
+def built_project(root: Path) -> tuple[Project, str]:
+    """A warehouse after one good run, and that run's id."""
+    p = make_project(root / "proj")
+    return p, p.run_json()["run_id"]
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> tuple[Project, str]:
-    """A warehouse after one good run, and that run's id."""
-    p = make_project(tmp_path_factory.mktemp("fuzzcli") / "proj")
-    report = p.run_json()
-    return p, report["run_id"]
+    return built_project(tmp_path_factory.mktemp("fuzzcli"))
+
+
+@pytest.fixture(scope="module")
+def env_project(tmp_path_factory) -> tuple[Project, str]:
+    """The variables' own warehouse: whatever the option fuzzing did to the other one
+    (a rollback, a gc, a branch) cannot stop a run before it reads the variable."""
+    return built_project(tmp_path_factory.mktemp("fuzzenv"))
 
 
 @pytest.fixture(scope="module")
@@ -222,11 +232,11 @@ def test_the_environment_variables_are_found() -> None:
 
 
 @pytest.mark.parametrize("variable", ENV_VARS)
-def test_hostile_values_for_every_environment_variable(variable: str, project, odd_paths,
-                                                       tmp_path) -> None:
+def test_hostile_values_for_every_environment_variable(variable: str, env_project,
+                                                       odd_paths) -> None:
     """What a user's shell may hold: a check (the parse cache) and a run that rebuilds
     (the clock, the lock, the crash hooks) answer as for any bad input."""
-    p, _ = project
+    p, _ = env_project
     commands = [["check", str(p.module)],
                 ["run", str(p.module), "-o", str(p.warehouse), "--full-refresh", "--json"]]
 

@@ -145,7 +145,7 @@ model m { from t; derive ls = length(s), ll = length(l) }
 
         module = load_text(self.TEXT)
         assert module.ok, module.diagnostics
-        want = {"duckdb": "ARRAY_LENGTH(base.l)", "postgres": "ARRAY_LENGTH(base.l, 1)",
+        want = {"duckdb": "ARRAY_LENGTH(base.l)", "postgres": "CARDINALITY(base.l)",
                 "snowflake": "ARRAY_SIZE(base.l)", "bigquery": "ARRAY_LENGTH(base.l)",
                 "spark": "SIZE(base.l)", "trino": "CARDINALITY(base.l)"}
         for dialect, text in want.items():

@@ -1,0 +1,3 @@
+"""The windows module on empty sources: aggregates over no rows, joins with nothing."""
+
+TABLES = {"orders": [], "customers": [], "returns": []}

@@ -1,0 +1,373 @@
+"""Names → definitions and references, built from the syntax tree of a resolved module.
+
+The resolver keeps plans (columns by id), not where each column was written. This
+walk follows a model's steps as the resolver does, types each expression with the
+resolver's own `ExpressionTyper` (so a column's type is the compiler's), and records
+for every name it meets the place that defines it: a source's column declaration,
+a `let`/`derive`/`aggregate` item, a `select ... as` alias, an `expand ... as`. A
+column read from a model is defined where that model defined it, so go-to-definition
+crosses models. Steps the walk does not know (the language grows) still get their
+column references recorded: every expression found in them is typed in the scope.
+
+Only navigation reads this; diagnostics come from the compiler itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from strata.diagnostics import Diagnostic, Span
+from strata.plan import Col
+from strata.semantics import types as T
+from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper
+from strata.semantics.module import Module
+from strata.syntax import ast
+
+_EXPRS = tuple(t for t in ast.Expr.__args__)  # the expression node classes
+
+
+@dataclass(eq=False)
+class Definition:
+    kind: str  # source | model | test | column
+    name: str
+    span: Span  # the name as written
+    type: T.Type | None = None
+    origin: str = ""  # words for hover: where the column comes from
+    owner: str | None = None  # the model or source a column belongs to
+
+
+@dataclass(frozen=True)
+class Reference:
+    span: Span
+    target: Definition
+
+
+@dataclass
+class ScopeAt:
+    """The columns in scope for a step: what completion offers inside it."""
+
+    span: Span
+    columns: list[ColumnIn]
+    aliases: list[str]
+
+
+@dataclass
+class ColumnIn:
+    definition: Definition
+    qualifier: str | None
+    visible: bool = True
+
+
+@dataclass
+class Index:
+    module: Module
+    definitions: dict[str, Definition] = field(default_factory=dict)  # sources, models
+    outputs: dict[str, list[ColumnIn]] = field(default_factory=dict)  # model -> output
+    references: list[Reference] = field(default_factory=list)
+    scopes: list[ScopeAt] = field(default_factory=list)
+    column_defs: list[Definition] = field(default_factory=list)
+    _lines: dict[str, list[str]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ queries
+    def at(self, file: str, line: int, column: int) -> Reference | None:
+        """The innermost reference or definition under a 1-based position."""
+        best: Reference | None = None
+        for ref in self._here(file):
+            if _contains(ref.span, line, column) and (best is None
+                                                       or _size(ref.span) < _size(best.span)):
+                best = ref
+        return best
+
+    def scope_at(self, file: str, line: int, column: int) -> ScopeAt | None:
+        found = [s for s in self.scopes if s.span.file == file and _contains_wide(
+            s.span, line, column)]
+        return min(found, key=lambda s: _size(s.span)) if found else None
+
+    def references_to(self, target: Definition) -> list[Reference]:
+        return [r for r in self.references if r.target is target]
+
+    def _here(self, file: str) -> list[Reference]:
+        own = [Reference(d.span, d) for d in (*self.definitions.values(), *self.column_defs)
+               if d.span.file == file]
+        return own + [r for r in self.references if r.span.file == file]
+
+    def line(self, file: str, n: int) -> str:
+        if file not in self._lines:
+            self._lines[file] = self.module.files.get(file, "").split("\n")
+        lines = self._lines[file]
+        return lines[n - 1] if 0 < n <= len(lines) else ""
+
+
+def _contains(span: Span, line: int, column: int) -> bool:
+    return (span.line, span.column) <= (line, column) <= (span.end_line, span.end_column)
+
+
+def _contains_wide(span: Span, line: int, column: int) -> bool:
+    """A step's span, taken to the end of its last line (the cursor after a `|`)."""
+    return span.line <= line <= span.end_line and (line > span.line or column >= span.column)
+
+
+def _size(span: Span) -> tuple[int, int]:
+    return (span.end_line - span.line, span.end_column - span.column)
+
+
+# ---------------------------------------------------------------- building
+def build_index(module: Module) -> Index:
+    index = Index(module)
+    for name, src in module.sources.items():
+        decl = src.decl
+        index.definitions[name] = Definition("source", name, decl.name_span, None,
+                                             f"source `{name}`")
+        cols = []
+        types = dict(src.columns)
+        for col in decl.columns:
+            d = Definition("column", col.name, _name_span(col.span, col.name),
+                           types.get(col.name, ERROR), f"column of source `{name}`", name)
+            index.column_defs.append(d)
+            cols.append(ColumnIn(d, None))
+        index.outputs[name] = cols
+    for name, info in module.models.items():
+        index.definitions[name] = Definition("model", name, info.decl.name_span, None,
+                                             f"model `{name}`")
+    for name, test in module.tests.items():
+        index.definitions["test " + name] = Definition("test", name, test.name_span)
+    walker = _Walker(index)
+    for name in [*module.order, *(m for m in module.models if m not in module.order)]:
+        walker.model(module.models[name].decl)
+    for test in module.tests.values():
+        walker.test(test)
+    return index
+
+
+def _name_span(span: Span, name: str) -> Span:
+    """The name at the start of a span (`id: int`, `total = ...`)."""
+    return Span(span.file, span.line, span.column, span.line, span.column + len(name))
+
+
+class _Walker:
+    """Walks every model's steps, keeping a scope of `ColumnIn`s."""
+
+    def __init__(self, index: Index):
+        self.index = index
+        self.ids = itertools.count(1)
+        self.by_id: dict[int, ColumnIn] = {}
+
+    # ------------------------------------------------------------ models and tests
+    def model(self, decl: ast.ModelDecl) -> None:
+        try:
+            out = self.pipeline(decl.steps, decl.name)
+        except RecursionError:
+            out = []
+        self.index.outputs[decl.name] = [ColumnIn(c.definition, None) for c in out
+                                         if c.visible or c.qualifier is None]
+        for prop in decl.properties:
+            self._name_refs(prop.value, prop.value_span, decl.name)
+        for pin in decl.pins:
+            if pin.span is not None:
+                self._name_refs(pin.columns, pin.span, decl.name)
+
+    def test(self, decl: ast.TestDecl) -> None:
+        for block in decl.blocks:
+            target = self.index.definitions.get(block.relation)
+            span = self._word(block.span, block.relation)
+            if target is not None and span is not None:
+                self.index.references.append(Reference(span, target))
+            if target is not None:
+                self._name_refs(block.columns, block.span, block.relation, skip=1)
+
+    def _name_refs(self, value, span: Span, owner: str, skip: int = 0) -> None:
+        """Column names written as plain names (pins, merge keys, a test's header)."""
+        names = value if isinstance(value, tuple) else (value,) if isinstance(value, str) else ()
+        cols = {c.definition.name: c.definition for c in self.index.outputs.get(owner, [])}
+        text = "\n".join(self.index.line(span.file, n)
+                         for n in range(span.line, span.end_line + 1))
+        for name in names:
+            if name not in cols:
+                continue
+            for m in itertools.islice(re.finditer(rf"\b{re.escape(name)}\b", text), skip, None):
+                line = span.line + text.count("\n", 0, m.start())
+                start = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+                self.index.references.append(Reference(
+                    Span(span.file, line, start, line, start + len(name)), cols[name]))
+                break
+
+    # ------------------------------------------------------------ steps
+    def pipeline(self, steps: tuple, owner: str) -> list[ColumnIn]:
+        scope: list[ColumnIn] = []
+        aliases: list[str] = []
+        keys: list[ColumnIn] = []  # of a `group`, for the `aggregate` after it
+        over = False
+        for step in steps:
+            self.index.scopes.append(ScopeAt(step.span, list(scope), list(aliases)))
+            kind = type(step).__name__
+            if kind == "From":
+                scope, aliases = [], []
+                self._relation(step, scope, aliases, step.alias)
+            elif kind == "Join":
+                right = self._relation(step, [], aliases, step.alias)
+                if step.kind in ("semi", "anti"):
+                    self._expr(step.on, [*scope, *right], aliases)
+                    aliases.pop()
+                else:
+                    names = {c.definition.name for c in scope if c.visible}
+                    for c in right:
+                        c.visible = c.definition.name not in names
+                    scope.extend(right)
+                    self._expr(step.on, scope, aliases)
+            elif kind in ("Let", "Derive"):
+                for item in step.items:  # an item reads the ones before it
+                    typ = self._expr(item.expr, scope, aliases, over=over)
+                    scope.append(ColumnIn(self._define(item.name, item.span, typ,
+                                                       f"`{kind.lower()}` in `{owner}`", owner),
+                                          None))
+                over = False
+            elif kind == "Aggregate":  # over the rows before it: the keys, then the items
+                out = keys
+                for item in step.items:
+                    typ = self._expr(item.expr, scope, aliases, aggregate=True)
+                    out.append(ColumnIn(self._define(item.name, item.span, typ,
+                                                     f"`aggregate` in `{owner}`", owner), None))
+                scope, aliases, keys = out, [], []
+            elif kind == "Group":
+                keys = []
+                for key in step.keys:
+                    self._expr(key, scope, aliases)
+                    found = self._find(key, scope)
+                    if found is not None:
+                        keys.append(ColumnIn(found.definition, None))
+            elif kind == "Window":
+                self._exprs(step, scope, aliases)
+                over = True
+            elif kind == "Expand":
+                typ = self._expr(step.column, scope, aliases)
+                span = self._word(step.span, step.item, after=" as ") or step.span
+                element = typ.element if typ is not None and typ.element else ERROR
+                d = self._define(step.item, span, element, f"`expand` in `{owner}`", owner)
+                scope.append(ColumnIn(d, None))
+            elif kind == "Select":
+                scope = self._select(step, scope, aliases, owner)
+            elif kind == "SetOp":
+                self._relation(step, [], [], None)
+            else:  # filter, sort, take, distinct, and steps to come: references only
+                self._exprs(step, scope, aliases)
+        return scope
+
+    def _select(self, step: ast.Select, scope: list[ColumnIn], aliases: list[str],
+                owner: str) -> list[ColumnIn]:
+        out: list[ColumnIn] = []
+        for item in step.items:
+            if isinstance(item.expr, ast.Star):
+                out.extend(ColumnIn(c.definition, c.qualifier) for c in scope
+                           if c.visible and c.definition.name not in step.exclude)
+                continue
+            typ = self._expr(item.expr, scope, aliases)
+            if item.alias is None and isinstance(item.expr, ast.Column):
+                found = self._find(item.expr, scope)
+                if found is not None:
+                    out.append(ColumnIn(found.definition, None))
+                continue
+            if item.alias is not None:
+                span = self._word(item.span, item.alias, after=" as ") or item.span
+                out.append(ColumnIn(self._define(item.alias, span, typ,
+                                                 f"`select` in `{owner}`", owner), None))
+        return out
+
+    def _relation(self, step, scope: list[ColumnIn], aliases: list[str],
+                  alias: str | None) -> list[ColumnIn]:
+        """The columns of a from/join/set operation's relation, added to `scope`."""
+        relation = step.relation
+        if isinstance(relation, ast.Pipeline):
+            cols = self.pipeline(relation.steps, "sub-pipeline")
+            name = alias or "sub"
+        else:
+            target = self.index.definitions.get(relation)
+            span = self._word(step.span, relation, skip_first=True)
+            if target is not None and span is not None:
+                self.index.references.append(Reference(span, target))
+            cols = self.index.outputs.get(relation, [])
+            name = alias or relation
+        if alias is not None:
+            self._word(step.span, alias, after=" as ")
+        aliases.append(name)
+        fresh = [ColumnIn(c.definition, name) for c in cols]
+        scope.extend(fresh)
+        return fresh
+
+    # ------------------------------------------------------------ expressions
+    def _exprs(self, node, scope: list[ColumnIn], aliases: list[str]) -> None:
+        """Type every expression found inside a step (dataclass fields, tuples)."""
+        if isinstance(node, _EXPRS):
+            self._expr(node, scope, aliases)
+        elif isinstance(node, ast.Pipeline):
+            self.pipeline(node.steps, "sub-pipeline")
+        elif isinstance(node, tuple):
+            for item in node:
+                self._exprs(item, scope, aliases)
+        elif dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                self._exprs(getattr(node, f.name), scope, aliases)
+
+    def _expr(self, expr, scope: list[ColumnIn], aliases: list[str], aggregate: bool = False,
+              over: bool = False) -> T.Type | None:
+        if expr is None:
+            return None
+
+        def lookup(ref: ast.Column) -> Col | Diagnostic:
+            found = self._find(ref, scope)
+            if found is None:
+                return Diagnostic("E011", "unknown", ref.span)
+            self.index.references.append(Reference(ref.span, found.definition))
+            col_id = next(self.ids)
+            self.by_id[col_id] = found
+            return Col(col_id, ref.name, found.definition.type or ERROR, found.qualifier)
+
+        ctx = ExprContext(lookup, "lsp", allow_aggregate=aggregate or over, over=over,
+                          diagnostics=[])
+        try:
+            return ExpressionTyper(ctx).type(expr).type
+        except (RecursionError, KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+    @staticmethod
+    def _find(ref: ast.Column, scope: list[ColumnIn]) -> ColumnIn | None:
+        for col in reversed(scope):
+            if col.definition.name != ref.name:
+                continue
+            if ref.qualifier is None and col.visible:
+                return col
+            if ref.qualifier is not None and col.qualifier == ref.qualifier:
+                return col
+        return None
+
+    def _define(self, name: str, span: Span, typ: T.Type | None, origin: str,
+                owner: str) -> Definition:
+        d = Definition("column", name, _name_span(span, name), typ or ERROR, origin, owner)
+        self.index.column_defs.append(d)
+        return d
+
+    def _word(self, span: Span, word: str, after: str | None = None,
+              skip_first: bool = False) -> Span | None:
+        """Where `word` is written inside `span` (names the tree keeps as plain text):
+        after `after` when given, else the first whole-word match (past the step's
+        keyword when `skip_first`)."""
+        for n in range(span.line, span.end_line + 1):
+            text = self.index.line(span.file, n)
+            lo = span.column - 1 if n == span.line else 0
+            hi = span.end_column - 1 if n == span.end_line else len(text)
+            segment = text[lo:hi]
+            start = 0
+            if after is not None:
+                at = segment.rfind(after)
+                if at < 0:
+                    continue
+                start = at + len(after)
+            elif skip_first and n == span.line:
+                start = len(segment.split(None, 1)[0]) if segment.strip() else 0
+            m = re.compile(rf"\b{re.escape(word)}\b").search(segment, start)
+            if m:
+                col = lo + m.start() + 1
+                return Span(span.file, n, col, n, col + len(word))
+        return None

@@ -290,6 +290,14 @@ def string_agg_within_group(node: exp.Expression) -> exp.Expression:
     return _null_on_none(value, node)
 
 
+def string_agg_plain_order(node: exp.Expression) -> exp.Expression:
+    """BigQuery: STRING_AGG(x, sep ORDER BY x) with its own NULLs-first default (it
+    takes no NULLS LAST; the NULLs are skipped anyway); NULL for no values, as DuckDB."""
+    value, separator = _values(node)
+    order = exp.Order(this=value, expressions=[exp.Ordered(this=value.copy(), nulls_first=True)])
+    return exp.GroupConcat(this=order, separator=separator)
+
+
 def percentile(node: exp.Expression) -> exp.Expression:
     """Spark's exact interpolated quantile: PERCENTILE(x, q)."""
     return exp.Anonymous(this="PERCENTILE", expressions=[node.this, node.expression])
@@ -497,6 +505,7 @@ BIGQUERY: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": guarded_ln, "exp": guarded_exp,
     "date_add": datetime_add,
     "strftime": format_datetime,
+    "string_agg": string_agg_plain_order,
     "median": refuse("bigquery", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("bigquery", NO_EXACT_QUANTILE),
 }

@@ -392,18 +392,21 @@ def mutated_corpus(draw) -> str:
 
 
 def test_the_grammar_generator_reaches_every_rule_and_token() -> None:
-    """Issue 14: the fuzzing follows the grammar. Derivations of a module reach every
-    rule and write every token; derivations of each rule take each of its
-    alternatives; and a good part of the modules parse."""
+    """Issue 14: the fuzzing follows the grammar. Derivations of whole modules reach
+    every rule and write every token (a few hundred do); derivations of each rule
+    take each of its alternatives; and a good part of the modules parse."""
     g = grammar()
     rng = random.Random(14)
-    reached: set = set()
-    texts = [derive(rng.randrange, rng.choice([30, 80, 200]), used=reached)
-             for _ in range(200)]
     tokens = {s for expansions in g.rules.values() for e in expansions for s in e
               if s not in g.rules}
-    rules_reached = {u[0] for u in reached if isinstance(u, tuple)}
-    assert set(g.rules) - rules_reached == set()
+    reached: set = set()
+    texts = []
+    for _ in range(3000):
+        rules = {u[0] for u in reached if isinstance(u, tuple)}
+        if set(g.rules) <= rules and tokens <= reached:
+            break
+        texts.append(derive(rng.randrange, rng.choice([30, 80, 200]), used=reached))
+    assert set(g.rules) - rules == set()
     assert tokens - reached == set()
     taken: set = set()
     for rule, expansions in g.rules.items():
@@ -413,9 +416,10 @@ def test_the_grammar_generator_reaches_every_rule_and_token() -> None:
             derive(rng.randrange, 12, start=rule, used=taken)
     alternatives = {(rule, e) for rule, expansions in g.rules.items() for e in expansions}
     assert alternatives - taken == set()
-    parsed = sum(1 for t in texts if not any(d.code in ("E001", "E004")
-                                             for d in load_text(t, "g.strata").diagnostics))
-    assert parsed >= len(texts) // 4, parsed
+    sample = texts[:100]
+    parsed = sum(1 for t in sample if not any(d.code in ("E001", "E004")
+                                              for d in load_text(t, "g.strata").diagnostics))
+    assert parsed >= len(sample) // 4, parsed
 
 
 def assert_answers_in_budget(text: str, dialect: str = "duckdb",

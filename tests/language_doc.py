@@ -8,8 +8,13 @@ Strata makes of it, and that output is never written by hand:
   under `<!-- prelude -->`);
 - a ```text block: what `strata check` prints for an example Strata rejects, or, for
   an example that declares `test` blocks, what `strata test` prints;
-- in the function tables, the last cell of each row: the DuckDB SQL of the row's
-  example expression (in a `select`, or in an `aggregate` for an aggregate function).
+- the function tables: a row of the catalogue (strata/semantics/functions.py) is
+  written whole from its entry (signature, doc, example and DuckDB's result), and
+  every row's last cell is the DuckDB SQL of its example expression (in a `select`,
+  in an `aggregate` for an aggregate, in the `derive` after a `window` for a window
+  function). Window functions carry no docs in their catalogue
+  (strata/semantics/windows.py): their rows are written here, and only their SQL
+  cell is generated.
 
 tests/test_language_doc.py asserts the doc equals what this module regenerates from
 it. After a change of the language or of its SQL, regenerate and review the diff:
@@ -20,6 +25,7 @@ it. After a change of the language or of its SQL, regenerate and review the diff
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import difflib
 import os
 import re
@@ -42,6 +48,7 @@ from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError
 from strata.engine.testing import run_test
 from strata.semantics import functions as F
+from strata.semantics import windows as W
 from strata.semantics.resolve import load_text
 from strata.syntax import ast
 from strata.syntax.parser import parse_text
@@ -59,7 +66,8 @@ EXAMPLE = re.compile(rf"^```strata\n(?P<body>{_LINES})```\n+```(?P<kind>sql|text
 STRATA_BLOCK = re.compile(rf"^```strata\n({_LINES})```$", re.MULTILINE)
 FUNCTIONS_SECTION = re.compile(r"^## Functions\n(.*?)(?=^## |\Z)", re.DOTALL | re.MULTILINE)
 # a row of a function table: | `sig` | returns | meaning | `example` | `sql` |
-FUNCTION_ROW = re.compile(r"^\| `(?P<name>[a-z_][a-z0-9_]*)\((?P<params>[^`]*)\)` \|.*$",
+# a row of a function table: | `name(...` ... |, the name first in its first cell
+FUNCTION_ROW = re.compile(r"^\| `(?P<name>[a-z_][a-z0-9_]*)\((?P<params>[^`]*)` \|.*$",
                           re.MULTILINE)
 CELL_SPLIT = re.compile(r"(?<!\\)\|")
 EXAMPLE_ALIAS = "example"
@@ -67,20 +75,22 @@ EXAMPLE_ALIAS = "example"
 
 @dataclass(frozen=True)
 class FunctionRow:
-    """One row of a function table, as written."""
+    """One row of a function table, as written: for a catalogue function
+    | `signature` | doc | `example` | `DuckDB's result` | `SQL` |, for a window
+    function | `signature` | meaning | `example` | `SQL` |."""
 
     name: str
-    params: str
+    params: str  # the first cell after `name(`
     cells: list[str]  # every cell, stripped, `\|` unescaped
     line: str
 
     @property
     def example(self) -> str:
-        return _code(self.cells[3])
+        return _code(self.cells[2])
 
     @property
     def sql(self) -> str:
-        return _code(self.cells[4])
+        return _code(self.cells[-1])
 
 
 def _code(cell: str) -> str:
@@ -175,10 +185,15 @@ def function_rows(text: str) -> list[FunctionRow]:
 
 def expression_sql(prelude_text: str, name: str, example: str) -> str:
     """The DuckDB SQL of `example` as one column of a model over the prelude's
-    `orders`: in `aggregate` for an aggregate function, else in `select`."""
+    `orders`: in `aggregate` for an aggregate, in the `derive` after `window order id`
+    for a window function, else in `select`."""
     fn = F.CATALOGUE.get(name)
-    step = (f"aggregate {EXAMPLE_ALIAS} = {example}" if fn is not None and fn.aggregate
-            else f"select {example} as {EXAMPLE_ALIAS}")
+    if name in W.WINDOW_FUNCTIONS:
+        step = f"window order id\n  derive {EXAMPLE_ALIAS} = {example}"
+    elif fn is not None and fn.aggregate:
+        step = f"aggregate {EXAMPLE_ALIAS} = {example}"
+    else:
+        step = f"select {example} as {EXAMPLE_ALIAS}"
     body = f"model function_example {{\n  from orders\n  {step}\n}}\n"
     with _at_root():
         module = load_text(prelude_text + body, FILE)
@@ -192,10 +207,44 @@ def expression_sql(prelude_text: str, name: str, example: str) -> str:
     raise ValueError(f"the example of `{name}` left no `{EXAMPLE_ALIAS}` column")
 
 
-def _row_with_sql(row: FunctionRow, sql: str) -> str:
-    cells = list(row.cells)
-    cells[4] = "`" + sql + "`"
+def shown_value(value) -> str:
+    """DuckDB's result of an example, written as Strata writes the value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return f"timestamp '{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"date '{value.isoformat()}'"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, list):
+        return "[" + ", ".join(shown_value(v) for v in value) + "]"
+    return str(value)
+
+
+def catalogue_row(prelude_text: str, fn: F.Function) -> str:
+    """The whole table row of a catalogue function, from its entry."""
+    expression, result = fn.example
+    if not (fn.signature and fn.doc and expression):
+        raise ValueError(f"catalogue function `{fn.name}` has no signature, doc or example "
+                         "in strata/semantics/functions.py")
+    sql = expression_sql(prelude_text, fn.name, expression)
+    return _row([f"`{fn.signature}`", fn.doc, f"`{expression}`", f"`{shown_value(result)}`",
+                 f"`{sql}`"])
+
+
+def _row(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def _fixed_row(prelude_text: str, row: FunctionRow) -> str:
+    fn = F.CATALOGUE.get(row.name)
+    if fn is not None:
+        return catalogue_row(prelude_text, fn)
+    return _row([*row.cells[:-1], "`" + expression_sql(prelude_text, row.name, row.example)
+                 + "`"])
 
 
 # ---------------------------------------------------------------- the whole doc
@@ -209,8 +258,7 @@ def regenerate(text: str) -> str:
 
     text = EXAMPLE.sub(example, text)
     for row in function_rows(text):
-        fixed = _row_with_sql(row, expression_sql(pre, row.name, row.example))
-        text = text.replace(row.line, fixed, 1)
+        text = text.replace(row.line, _fixed_row(pre, row), 1)
     return text
 
 

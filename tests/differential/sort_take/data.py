@@ -1,4 +1,4 @@
-"""Rows for the sort_take module, the steps module's shop: duplicate rows (ties), NULL join
+"""Rows for the sort_take module (the steps module's shop): ties, NULL join and group keys, an
 order whose customer is missing, names that sort by code point (upper case, lower
 case, accents), lists that are empty, NULL or hold NULL."""
 

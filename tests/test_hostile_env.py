@@ -242,6 +242,12 @@ def test_11_rollback_onto_a_users_table_is_E094_and_repoints_nothing(shop, tmp_p
 
 
 # ---------------------------------------------------------------- 12: a truncated file
+# a command that writes finds the truncation before writing: E070 always (a run
+# used to quarantine what it could not read and publish "2 rebuilt, 12 reused")
+WRITERS_12 = [["gc", "--older-than", "0d", "--keep-last", "0"], ["branch", "create", "b"],
+              ["replay", "SECOND", "--execute"], ["run", "MODULE"], ["rollback", "FIRST"]]
+
+
 def _truncate(wh: Path, fraction: float) -> None:
     os.truncate(wh, int(wh.stat().st_size * fraction))
 
@@ -257,14 +263,34 @@ def test_12_truncated_warehouse_is_E070_naming_the_file(shop, tmp_path, fraction
                 "--keep-last", "0"], ["rollback", shop.first], ["branch", "create", "b"],
                 ["replay", shop.second], ["replay", shop.second, "--execute"],
                 ["run", shop.module]]
+    writers = [_args(shop, a) for a in WRITERS_12]
     for args in commands:
         wh = shop.warehouse(tmp_path, "W.duckdb")
         _truncate(wh, fraction)
         proc = strata(*args, "-o", "W.duckdb", cwd=tmp_path)
         assert not set(codes(proc)) & set(OTHER_CODES), (args, proc.stderr)
-        if proc.returncode != 0 or args[0] == "verify":
+        if proc.returncode != 0 or args[0] == "verify" or args in writers:
             assert_file_failure(proc, "W.duckdb", "is truncated or damaged")
-            assert str(wh) in proc.stderr  # the engine's own words, with the path
+            assert "W.duckdb" in proc.stderr  # the engine's words, or the sizes, name it
+        assert "quarantined" not in proc.stdout + proc.stderr, (args, proc.stdout)
+
+
+@pytest.mark.parametrize("fraction", [0.5, 0.3])
+def test_12_truncated_warehouse_command_that_writes_is_E070_and_writes_nothing(
+        shop, tmp_path, fraction):
+    """A run into a truncated file quarantined the snapshots it could not read,
+    rebuilt them and published there; gc, rollback, branch create and replay
+    --execute wrote what they could before reaching the missing part. A writable
+    open compares the file's size with the blocks in use its header counts: E070
+    before anything is written, the file byte for byte as it was, no WAL beside it."""
+    for args in WRITERS_12:
+        wh = shop.warehouse(tmp_path, "W.duckdb")
+        _truncate(wh, fraction)
+        before = wh.read_bytes()
+        proc = strata(*_args(shop, args), "-o", "W.duckdb", cwd=tmp_path)
+        assert_file_failure(proc, "W.duckdb", "is truncated or damaged")
+        assert "its header counts" in proc.stderr, proc.stderr  # the sizes, compared
+        assert wh.read_bytes() == before and not Path(f"{wh}.wal").exists(), args
 
 
 # ---------------------------------------------------------------- 13: not writable
@@ -430,6 +456,26 @@ def test_14_full_disk_is_E070_no_space_and_everything_recovers(shop, full_disk):
     last_run = next(e["id"] for e in latest if e["kind"] == "run")
     assert last_run not in (shop.first, shop.second)
     assert strata("verify", last_run, "-o", "W.duckdb", cwd=full_disk.folder).returncode == 0
+
+
+# ---------------------------------------------------------------- the lock-wait line
+def test_lock_wait_line_shows_the_path_escaped(shop, tmp_path):
+    """`waiting for the warehouse lock on PATH` went to stderr raw: a folder named
+    with ESC and a carriage return drove the terminal. It is escaped as every line a
+    command prints is (a real lock: another connection holds the file)."""
+    folder = tmp_path / "a\x1b[2Jb\rc"
+    wh = shop.warehouse(folder)
+    holder = duckdb.connect(str(wh))
+    try:
+        proc = strata("history", "-o", str(wh), cwd=tmp_path,
+                      env={"STRATA_LOCK_TIMEOUT": "0.5"})
+    finally:
+        holder.close()
+    assert codes(proc) == ["E075"], proc.stderr
+    waiting = [line for line in proc.stderr.splitlines() if "waiting for the warehouse lock" in line]
+    assert len(waiting) == 1, proc.stderr
+    assert "a\\x1b[2Jb\\rc" in waiting[0], waiting
+    assert "\x1b" not in proc.stderr and "\r" not in proc.stderr
 
 
 # ---------------------------------------------------------------- 15: --json failures

@@ -771,7 +771,7 @@ class Run:
         the whole file failing nor a passing failure): the snapshots it read that this
         run did not build, and whose storage is damaged, are quarantined, and the run
         starts over (_StartOver). Nothing otherwise: the model's error stands (E070
-        for the file, which is never written to)."""
+        for the file: no quarantine entry, no rebuild published into a broken file)."""
         from strata.engine.ops import damage_verdicts, quarantine, unreadable_tables
 
         if not damaged_storage(self.wh.path, cause):

@@ -181,15 +181,18 @@ class Warehouse:
         tables into the broken file (and quarantined healthy snapshots there)."""
         try:
             blocks, block_size = self.con.execute(
-                "SELECT total_blocks, block_size FROM pragma_database_size() "
+                "SELECT total_blocks - free_blocks, block_size FROM pragma_database_size() "
                 "WHERE database_name = current_database()").fetchone()
         except (duckdb.Error, TypeError):
             return  # nothing to compare with: DuckDB's own reads still say it
+        # each block in use has its own number below the block count: the file holds at
+        # least as many (free ones may be missing at its end: DuckDB cuts them off)
         need, have = _HEADER_BYTES + blocks * block_size, os.path.getsize(self.path)
         if blocks and have < need:
             self.con.close()
             raise _diagnosed(self.path, _TRUNCATED, f"the file holds {have} bytes; its header "
-                             f"counts {blocks} blocks of {block_size} bytes ({need} bytes)")
+                             f"counts {blocks} blocks in use of {block_size} bytes "
+                             f"({need} bytes)")
 
     def _setup(self) -> None:
         if self.has_internal():  # set up already: read, write nothing

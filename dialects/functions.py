@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from dialects import regex as R
 from dialects.base import CannotExpress, Rewrite, cast, is_a, num
 
 TAG = "strata_fn"  # node meta key: the catalogue function the node spells
@@ -467,6 +468,33 @@ def date_format_mysql(node: exp.Expression) -> exp.Expression:
 
 # ---------------------------------------------------------------- the tables
 
+def _snowflake_occurrence(every: bool) -> list[exp.Expression]:
+    return [num(1), num(0 if every else 1)]  # from position 1; occurrence 0 is every one
+
+
+def _postgres_flags(every: bool) -> list[exp.Expression]:
+    return [exp.Literal.string("g")] if every else []
+
+
+REGEXP = {  # engine -> the regexp_* spellings (dialects/regex.py)
+    "postgres": {"regexp_matches": R.matches_by_operator(R.RE2),
+                 "regexp_replace": R.replace_posix("postgres", _postgres_flags),
+                 "regexp_extract": R.extract_one_group("postgres")},
+    "spark": {"regexp_matches": R.matches_by_operator(R.JAVA),
+              "regexp_replace": R.replace_all_or_first("spark", R.JAVA, R.DOLLAR),
+              "regexp_extract": R.extract_java},
+    "snowflake": {"regexp_matches": R.matches_by_position,
+                  "regexp_replace": R.replace_posix("snowflake", _snowflake_occurrence),
+                  "regexp_extract": R.extract_one_group("snowflake")},
+    "bigquery": {"regexp_matches": R.matches_by("REGEXP_CONTAINS", R.RE2),
+                 "regexp_replace": R.replace_all_or_first("bigquery", R.RE2, R.BACKSLASH),
+                 "regexp_extract": R.extract_one_group("bigquery")},
+    "trino": {"regexp_matches": R.matches_by("REGEXP_LIKE", R.JAVA),
+              "regexp_replace": R.replace_all_or_first("trino", R.JAVA, R.DOLLAR),
+              "regexp_extract": R.extract_or_null},
+}
+
+
 NO_EXACT_QUANTILE = "only an approximate or window-only percentile"
 
 POSTGRES: dict[str, Spelling] = {
@@ -477,6 +505,7 @@ POSTGRES: dict[str, Spelling] = {
     "make_date": make_date_named("MAKE_DATE", "INT"),
     "strftime": to_char("postgres"),
     "string_agg": string_agg_c_order,
+    **REGEXP["postgres"],
 }
 
 SPARK: dict[str, Spelling] = {
@@ -486,6 +515,7 @@ SPARK: dict[str, Spelling] = {
     "strftime": date_format_java,
     "string_agg": string_agg_sorted_list,
     "quantile_cont": percentile,
+    **REGEXP["spark"],
 }
 
 SNOWFLAKE: dict[str, Spelling] = {
@@ -495,6 +525,7 @@ SNOWFLAKE: dict[str, Spelling] = {
     "make_date": make_date_named("DATE_FROM_PARTS"),
     "strftime": to_char("snowflake"),
     "string_agg": string_agg_within_group,
+    **REGEXP["snowflake"],
 }
 
 BIGQUERY: dict[str, Spelling] = {
@@ -508,6 +539,7 @@ BIGQUERY: dict[str, Spelling] = {
     "string_agg": string_agg_plain_order,
     "median": refuse("bigquery", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("bigquery", NO_EXACT_QUANTILE),
+    **REGEXP["bigquery"],
 }
 
 TRINO: dict[str, Spelling] = {
@@ -521,4 +553,5 @@ TRINO: dict[str, Spelling] = {
     "string_agg": string_agg_within_group,
     "median": refuse("trino", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("trino", NO_EXACT_QUANTILE),
+    **REGEXP["trino"],
 }

@@ -254,3 +254,99 @@ def test_is_distinct_from_compares_like_types_only():
     codes = diagnostics(SOURCE + "model m {\n  from orders\n  select id is distinct from "
                         "'a' as x\n}\n")
     assert [c for c, _ in codes] == ["E030"]
+
+
+# ---------------------------------------------------------------- regular expressions
+
+@pytest.mark.parametrize(("expr", "problem"), [
+    ("regexp_matches(status, status)", "text literal pattern"),
+    ("regexp_matches(status, 'a(?i)b')", "only `(?:` groups"),
+    ("regexp_matches(status, '(?=a)')", "only `(?:` groups"),
+    ("regexp_matches(status, '\\bword')", "`\\b`, not portable"),
+    ("regexp_matches(status, '(a)\\1')", "`\\1`, not portable"),
+    ("regexp_matches(status, '[[:alpha:]]')", "no [:alpha:] classes"),
+    ("regexp_matches(status, 'a{2')", "not a count"),
+    ("regexp_matches(status, 'a*+')", "right after a quantifier"),
+    ("regexp_matches(status, '*a')", "nothing to repeat"),
+    ("regexp_matches(status, '(a')", "without its `)`"),
+    ("regexp_matches(status, '[z-a]')", "backwards"),
+    ("regexp_replace(status, '(a)', '\\2')", "names group 2; the pattern has 1"),
+    ("regexp_replace(status, 'a', '\\x')", "`\\0`-`\\9` name groups"),
+    ("regexp_replace(status, 'a', 'b', 'i')", "'g' (every match)"),
+    ("regexp_extract(status, '(a)', 2)", "from 0 (the whole match) to 1"),
+    ("regexp_extract(status, 'a', id)", "literal group number"),
+])
+def test_a_pattern_outside_the_portable_subset_is_E031(expr, problem):
+    """Patterns mean RE2's reading (DuckDB's); only what every engine can be told
+    exactly is accepted, each refusal saying what to write instead."""
+    codes = diagnostics(model(expr, False))
+    assert [c for c, _ in codes] == ["E031"], codes
+    assert problem in codes[0][1], codes
+
+
+@pytest.mark.parametrize(("expr", "dialect", "spelled"), [
+    # `.` is never a newline, `$` the very end, \d ASCII digits, on every engine
+    ("regexp_matches(status, '^a.\\d$')", "postgres", "base.status ~ '^a[^\n][0-9]$'"),
+    ("regexp_matches(status, '^a.\\d$')", "spark", "base.status RLIKE '\\\\Aa[^\\n][0-9]\\\\z'"),
+    ("regexp_matches(status, '^a.\\d$')", "bigquery", "REGEXP_CONTAINS(base.status, '^a[^\\n][0-9]$')"),
+    # the first match only, where the engine replaces every one: a lazy prefix anchored
+    ("regexp_replace(status, 'a', '<\\0>')", "spark",
+     "REGEXP_REPLACE(base.status, '\\\\A([\\\\s\\\\S]*?)(a)', '$1<$2>')"),
+    ("regexp_replace(status, 'a', '$', 'g')", "trino", "REGEXP_REPLACE(base.status, '(a)', '\\$')"),
+    ("regexp_replace(status, 'a', 'b')", "postgres", "REGEXP_REPLACE(base.status, '(a)', 'b')"),
+    ("regexp_replace(status, 'a', 'b', 'g')", "snowflake", "REGEXP_REPLACE(base.status, '(a)', 'b', 1, 0)"),
+    # one capturing group left for engines that extract the one group; '' for no match
+    ("regexp_extract(status, '(a)(b)', 2)", "postgres",
+     "COALESCE((REGEXP_MATCH(base.status, '(?:a)(b)'))[1], '')"),
+    ("regexp_extract(status, 'a')", "bigquery", "COALESCE(REGEXP_EXTRACT(base.status, '(a)'), '')"),
+    ("regexp_extract(status, 'a')", "spark", "REGEXP_EXTRACT(base.status, 'a', 0)"),
+])
+def test_each_engine_reads_the_pattern_as_re2_does(expr, dialect, spelled):
+    test_each_engine_gets_the_spelling_that_means_duckdbs_result(expr, dialect, spelled)
+
+
+@pytest.mark.parametrize(("expr", "dialect", "why"), [
+    # POSIX engines take the longest match: only patterns where it is the first
+    ("regexp_replace(status, 'a|ab', 'x')", "postgres", "longest match"),
+    ("regexp_extract(status, 'a+?')", "snowflake", "longest match"),
+    ("regexp_extract(status, '(ab)+')", "postgres", "longest match"),
+    # Java steps through an empty match by UTF-16 unit
+    ("regexp_replace(status, 'x*', '-', 'g')", "spark", "empty matches"),
+    ("regexp_replace(status, 'a*b?', '+', 'g')", "postgres", "empty matches"),
+    ("regexp_replace(status, 'a', '\\\\')", "snowflake", "backslash"),
+])
+def test_a_regexp_an_engine_would_read_otherwise_is_E091(expr, dialect, why):
+    codes = diagnostics(model(expr, False), dialect)
+    assert [c for c, _ in codes] == ["E091"], codes
+    assert why in codes[0][1] and dialect in codes[0][1]
+    assert diagnostics(model(expr, False), "duckdb") == []
+
+
+@pytest.mark.parametrize(("expr", "want"), [
+    ("regexp_matches(e, '^a.b$')", False),  # `.` is not a newline
+    ("regexp_matches(e, 'b$')", False),  # `$` is the end, not before a final newline
+    ("regexp_extract('x', '(y)?x', 1)", ""),  # a group that took no part
+    ("regexp_extract('abc', 'z')", ""),  # no match
+    ("regexp_replace('aaa', 'a', 'b')", "baa"),  # the first match
+    ("regexp_replace('abc', '', '-', 'g')", "-a-b-c-"),
+    ("regexp_replace('a$b', '[$]', '\\\\')", "a\\b"),
+])
+def test_duckdb_meanings_the_renderings_keep(expr, want):
+    """RE2 as DuckDB runs it: the behaviour each engine's rendering reproduces."""
+    query = sql(model(expr.replace("e,", "status,"), False), "duckdb")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE orders (id BIGINT, amount DECIMAL(10, 2), status VARCHAR)")
+    con.execute("INSERT INTO orders VALUES (1, 1, ?)", ["a\nb\n"])
+    assert con.execute(query).fetchall() == [(want,)]
+
+
+@pytest.mark.parametrize(("expr", "hint"), [
+    ("hash(status)", "md5"), ("listagg(status, ',')", "string_agg"),
+])
+def test_a_function_left_out_names_the_portable_one(expr, hint):
+    """hash: DuckDB's is an unsigned 64-bit value (UBIGINT, beyond Strata's int) that
+    no other engine computes, so it is E016 pointing to md5, the same on every engine."""
+    module = load_text(model(expr, "(" in expr and "agg" in expr))
+    found = [(d.code, d.hint) for d in module.diagnostics]
+    assert [c for c, _ in found] == ["E016"], found
+    assert hint in (found[0][1] or "")

@@ -284,7 +284,7 @@ class ExpressionTyper:
             fn = W.WINDOW_FUNCTIONS[name]
         if fn is None:
             return self.error("E016", f"unknown function `{name}`", node.span,
-                              did_you_mean(name, F.CATALOGUE))
+                              F.INSTEAD.get(name) or did_you_mean(name, F.CATALOGUE))
         if fn.aggregate and not self.ctx.allow_aggregate:
             return self.error("E033", f"aggregate `{name}` outside `aggregate`", node.span,
                               f"aggregates belong in an `aggregate` step, not in "

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from sqlglot import exp
 
+from dialects import regex
 from dialects.functions import TAG, format_tokens
 from strata.semantics import types as T
 from strata.syntax import ast
@@ -56,6 +57,15 @@ NON_DETERMINISTIC = {"now", "current_timestamp", "current_date", "current_time",
                      "rand", "uuid", "gen_random_uuid", "today", "localtimestamp",
                      # any row of the group, whichever the engine meets first
                      "any_value", "arbitrary"}
+# names deliberately left out, with what to write instead (the E016 hint)
+INSTEAD = {
+    # DuckDB's hash is an unsigned 64-bit value no other engine computes, outside
+    # Strata's int, and not promised to stay the same across DuckDB versions: a
+    # surrogate key from it would change with the engine
+    "hash": "for a surrogate key use md5(...) (of cast(x as text), or of a || '|' || b): "
+            "the same digest on every engine",
+    "listagg": "string_agg(x, ',')", "group_concat": "string_agg(x, ',')",
+}
 DATE_UNIT_ORDER = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 DATE_UNITS = set(DATE_UNIT_ORDER)
 
@@ -294,6 +304,48 @@ def _check_format(args):
     return tokens if isinstance(tokens, str) else None
 
 
+def _pattern(args) -> regex.Pattern | str:
+    text = _literal_text(args[1])
+    if text is None:
+        return "needs a text literal pattern, such as '[0-9]+'"
+    parsed = regex.parse(text)
+    return f"pattern {text!r} {parsed}" if isinstance(parsed, str) else parsed
+
+
+def _check_pattern(args):
+    parsed = _pattern(args)
+    return parsed if isinstance(parsed, str) else None
+
+
+def _check_replace(args):
+    parsed = _pattern(args)
+    if isinstance(parsed, str):
+        return parsed
+    text = _literal_text(args[2])
+    if text is None:
+        return "needs a text literal replacement"
+    pieces = regex.replacement(text)
+    if isinstance(pieces, str):
+        return f"replacement {text!r} {pieces}"
+    missing = [n for kind, n in pieces if kind == "group" and int(n) > parsed.groups]
+    if missing:
+        return f"replacement names group {missing[0]}; the pattern has {parsed.groups}"
+    if len(args) > 3 and _literal_text(args[3]) != "g":
+        return "takes 'g' (every match) as fourth argument, or none (the first match)"
+    return None
+
+
+def _check_extract(args):
+    parsed = _pattern(args)
+    if isinstance(parsed, str):
+        return parsed
+    group = _literal_int(args[2]) if len(args) > 2 else 0
+    if group is None or not 0 <= group <= parsed.groups:
+        return (f"needs a literal group number from 0 (the whole match) to {parsed.groups} "
+                "(the pattern's groups)")
+    return None
+
+
 # ------------------------------------------------------------ builders
 
 def _fn(name: str, cls: type[exp.Func], *keys: str, cast_double: bool = False):
@@ -405,6 +457,16 @@ def _make_date(args):
 def _split_part(args):
     return tagged("split_part", exp.SplitPart(this=args[0], delimiter=args[1],
                                               part_index=args[2]))
+
+
+def _regexp(name: str, default: exp.Expression | None = None):
+    """REGEXP_MATCHES / REGEXP_REPLACE / REGEXP_EXTRACT as DuckDB spells them, the
+    pattern as written (dialects/regex.py renders it for the other engines); an
+    omitted group is 0."""
+    def build(args):
+        extra = [default.copy()] if default is not None and len(args) == 2 else []
+        return tagged(name, exp.Anonymous(this=name.upper(), expressions=[*args, *extra]))
+    return build
 
 
 def _extremes(name: str, cls: type[exp.Func]):
@@ -539,6 +601,28 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
              doc="the MD5 digest of s's UTF-8 bytes, 32 lowercase hex digits (a portable "
                  "surrogate key); NULL on NULL",
              example=("md5('abc')", "900150983cd24fb0d6963f7d28e17f72")),
+    # ---- regular expressions (issue 16): RE2's meaning, a portable pattern subset
+    Function("regexp_matches", 2, 2, _args(TXT, TXT, result=T.BOOL),
+             _regexp("regexp_matches"), check=_check_pattern,
+             signature="regexp_matches(s: text, pattern: text literal) -> bool",
+             doc="does `pattern` match anywhere in s? Patterns: characters, `.` (not a "
+                 "newline), [classes], \\d \\w \\s (ASCII), ^ $, ( ), (?: ), |, ? * + {n,m} "
+                 "(lazy with ?); NULL on NULL",
+             example=("regexp_matches('order-42', '-[0-9]+$')", True)),
+    Function("regexp_replace", 3, 4, _args(TXT, TXT, TXT, TXT, result=T.TEXT),
+             _regexp("regexp_replace"), check=_check_replace,
+             signature="regexp_replace(s: text, pattern: text literal, replacement: text "
+                       "literal[, 'g']) -> text",
+             doc="s with the first match of `pattern` (every match with 'g') replaced; "
+                 "\\1-\\9 in `replacement` are groups, \\0 the match; NULL on NULL",
+             example=("regexp_replace('a-b-c', '-([a-z])', '+\\1', 'g')", "a+b+c")),
+    Function("regexp_extract", 2, 3, _args(TXT, TXT, ("int",), result=T.TEXT),
+             _regexp("regexp_extract", exp.Literal.number(0)), check=_check_extract,
+             signature="regexp_extract(s: text, pattern: text literal[, group: int literal]) "
+                       "-> text",
+             doc="the first match of `pattern` in s, or its group `group` (0: the whole "
+                 "match); '' when nothing matches; NULL on NULL",
+             example=("regexp_extract('order-42', '([a-z]+)-([0-9]+)', 2)", "42")),
     # ---- numbers (issue 16): each a double of the double; DuckDB's IEEE results
     Function("sign", 1, 1, _args(NUM, result=T.INT), _sign,
              signature="sign(x: number) -> int",

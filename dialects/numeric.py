@@ -87,10 +87,21 @@ def _simple(x: exp.Expression) -> bool:
     return isinstance(x, (exp.Column, exp.Literal))
 
 
+def _belongs_to_its_query(x: exp.Expression) -> bool:
+    """Does x hold an aggregate or a window function? Moved into a scalar subquery,
+    PostgreSQL evaluates such a call in the subquery, over its one row, whenever it
+    reads no outer column (COUNT(*): 1; ROW_NUMBER() OVER (): 1), so it must stay
+    in the query it was written in."""
+    return any(isinstance(node, (exp.AggFunc, exp.Window)) for node in x.walk())
+
+
 def bind_by_subquery(x: exp.Expression, body: Body) -> exp.Expression:
     """`body` of x with x computed once: (SELECT body(__v) FROM (SELECT x AS __v) AS
-    __r), a scalar subquery whose x may read the outer row (even an aggregate of it)."""
-    if _simple(x):
+    __r), a scalar subquery whose x may read the outer row's columns. An x holding an
+    aggregate or window function is repeated instead (`_belongs_to_its_query`): the
+    same value each time, computed once anyway (PostgreSQL shares identical
+    aggregate calls and identical windows)."""
+    if _simple(x) or _belongs_to_its_query(x):
         return body(x)
     inner = exp.select(exp.alias_(x, VAR)).subquery(VAR.replace("v", "r"))
     return exp.Subquery(this=exp.select(body(exp.column(VAR))).from_(inner))

@@ -324,17 +324,44 @@ def test_round_of_doubles_is_duckdbs_bit_for_bit(engine, duckdb_engine):
 
 
 def test_round_names_a_computed_operand_once(engine, duckdb_engine):
-    # the exact formula reads its operand a dozen times: a computed one (here an
-    # aggregate's ratio) is bound once (a scalar subquery, a lambda), not repeated
+    # the exact formula reads its operand a dozen times: a computed one is bound once
+    # (a scalar subquery, a lambda), not repeated
     columns = {"g": "int", "x": "double"}
     rows = agree(engine, duckdb_engine, columns,
                  [(1, 2.675), (1, 2.675), (2, 1.0), (2, 0.005), (3, None)],
                  "r = round(sum(x) / count(x), 2), c = cast(sum(x) / 2 as decimal(12, 2))",
                  step="group g\n  aggregate")
     assert {r[0]: r[1:] for r in rows}[1] == (2.67, Decimal("2.68"))
-    sql = sql_for(module(columns, "r = round(sum(x) / count(x), 2)", "group g\n  aggregate"),
-                  engine.dialect)
-    assert sql.count("SUM(") == 2, sql  # the division's zero branch and its quotient
+    sql = sql_for(module(columns, "r = round(ln(x + 1) * 3, 2)"), engine.dialect)
+    assert sql.count("LN(") == 1, sql
+
+
+AGGREGATE_ROUNDS = ("r = round(sum(x) / count(), 2), k = round(cast(count() as double) / 3, 2), "
+                    "q = round(round(sum(x) / count(), 3) * 7.77, 1), a = round(avg(x) * 1.5)")
+
+
+def test_round_of_an_aggregate_keeps_the_aggregate_in_its_query(engine, duckdb_engine):
+    # examples/shop region_sales: round(revenue / order_count, 2) gave the revenue on
+    # PostgreSQL, as COUNT(*) moved into the scalar subquery naming the operand counted
+    # that subquery's one row. An operand holding an aggregate is repeated instead.
+    columns = {"g": "int", "x": "double"}
+    data = [(1, 2.675), (1, 2.675), (1, 5.51), (2, 1.0), (2, 0.005), (3, None)]
+    rows = agree(engine, duckdb_engine, columns, data, AGGREGATE_ROUNDS,
+                 step="group g\n  aggregate")
+    assert {r[0]: r[1:] for r in rows}[1] == (3.62, 1.0, 28.1, 5.0)
+    [total] = agree(engine, duckdb_engine, columns, data, AGGREGATE_ROUNDS, step="aggregate")
+    assert total[:2] == (1.98, 2.0)
+
+
+def test_round_of_a_window_function_keeps_it_in_its_query(engine, duckdb_engine):
+    # ROW_NUMBER() moved into a scalar subquery would number that subquery's one row
+    columns = {"g": "int", "x": "double", "n": "int"}
+    rows = agree(engine, duckdb_engine, columns,
+                 [(1, 2.675, 2), (1, 2.675, 1), (1, 5.51, -1), (2, 1.0, 0), (2, 0.005, 3),
+                  (3, None, None)],
+                 "r = round(sum(x) / count(), 2), rn = round(row_number() / 3, 1), "
+                 "rr = round(round(lag(x) * 3.3, 2) * 1.1, 1)", step="window by g order n\n  derive")
+    assert {(r[0], r[2]): r[3:] for r in rows}[(1, 2)] == (3.62, 1.0, 9.7)
 
 
 def test_double_cast_to_decimal_rounds_the_scaled_double(engine, duckdb_engine):

@@ -103,7 +103,8 @@ def _warehouse_failure(err: Exception) -> StrataError | None:
 # and `compile` never load the engine (nor DuckDB). A command not listed here is
 # still found: an unknown name imports every module of strata/cli.
 _COMMAND_MODULES = {"check": "compile_cmds", "compile": "compile_cmds", "build": "compile_cmds",
-                    "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd"}
+                    "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd",
+                    "lsp": "lsp_cmd"}
 
 
 def _load_commands(module: str | None = None) -> None:

@@ -52,6 +52,7 @@ class ScopeAt:
     span: Span
     columns: list[ColumnIn]
     aliases: list[str]
+    after: list[ColumnIn] = field(default_factory=list)  # the scope the step leaves
 
 
 @dataclass
@@ -82,9 +83,21 @@ class Index:
         return best
 
     def scope_at(self, file: str, line: int, column: int) -> ScopeAt | None:
+        """The scope of the step under the cursor; on a line of its own (a step being
+        written), the scope the step before it leaves."""
         found = [s for s in self.scopes if s.span.file == file and _contains_wide(
             s.span, line, column)]
-        return min(found, key=lambda s: _size(s.span)) if found else None
+        if found:
+            return min(found, key=lambda s: _size(s.span))
+        before = [s for s in self.scopes if s.span.file == file and s.span.end_line < line]
+        if not before:
+            return None
+        last = max(before, key=lambda s: (s.span.end_line, s.span.end_column))
+        return ScopeAt(last.span, last.after, last.aliases)
+
+    def covers(self, file: str) -> bool:
+        """Does the index know the file's declarations (it parsed)?"""
+        return any(d.span.file == file for d in self.definitions.values())
 
     def references_to(self, target: Definition) -> list[Reference]:
         return [r for r in self.references if r.target is target]
@@ -93,6 +106,14 @@ class Index:
         own = [Reference(d.span, d) for d in (*self.definitions.values(), *self.column_defs)
                if d.span.file == file]
         return own + [r for r in self.references if r.span.file == file]
+
+    def set_line(self, file: str, n: int, text: str) -> None:
+        """The editor's line `n` as typed now (completion reads the words before the
+        cursor, which the last check may not have seen)."""
+        self.line(file, 1)
+        lines = self._lines[file]
+        lines.extend([""] * (n - len(lines)))
+        lines[n - 1] = text
 
     def line(self, file: str, n: int) -> str:
         if file not in self._lines:
@@ -154,6 +175,7 @@ class _Walker:
         self.index = index
         self.ids = itertools.count(1)
         self.by_id: dict[int, ColumnIn] = {}
+        self.on_scope: tuple[list[ColumnIn], list[str]] = ([], [])  # the last join's
 
     # ------------------------------------------------------------ models and tests
     def model(self, decl: ast.ModelDecl) -> None:
@@ -201,59 +223,70 @@ class _Walker:
         keys: list[ColumnIn] = []  # of a `group`, for the `aggregate` after it
         over = False
         for step in steps:
-            self.index.scopes.append(ScopeAt(step.span, list(scope), list(aliases)))
-            kind = type(step).__name__
-            if kind == "From":
-                scope, aliases = [], []
-                self._relation(step, scope, aliases, step.alias)
-            elif kind == "Join":
-                right = self._relation(step, [], aliases, step.alias)
-                if step.kind in ("semi", "anti"):
-                    self._expr(step.on, [*scope, *right], aliases)
-                    aliases.pop()
-                else:
-                    names = {c.definition.name for c in scope if c.visible}
-                    for c in right:
-                        c.visible = c.definition.name not in names
-                    scope.extend(right)
-                    self._expr(step.on, scope, aliases)
-            elif kind in ("Let", "Derive"):
-                for item in step.items:  # an item reads the ones before it
-                    typ = self._expr(item.expr, scope, aliases, over=over)
-                    scope.append(ColumnIn(self._define(item.name, item.span, typ,
-                                                       f"`{kind.lower()}` in `{owner}`", owner),
-                                          None))
-                over = False
-            elif kind == "Aggregate":  # over the rows before it: the keys, then the items
-                out = keys
-                for item in step.items:
-                    typ = self._expr(item.expr, scope, aliases, aggregate=True)
-                    out.append(ColumnIn(self._define(item.name, item.span, typ,
-                                                     f"`aggregate` in `{owner}`", owner), None))
-                scope, aliases, keys = out, [], []
-            elif kind == "Group":
-                keys = []
-                for key in step.keys:
-                    self._expr(key, scope, aliases)
-                    found = self._find(key, scope)
-                    if found is not None:
-                        keys.append(ColumnIn(found.definition, None))
-            elif kind == "Window":
-                self._exprs(step, scope, aliases)
-                over = True
-            elif kind == "Expand":
-                typ = self._expr(step.column, scope, aliases)
-                span = self._word(step.span, step.item, after=" as ") or step.span
-                element = typ.element if typ is not None and typ.element else ERROR
-                d = self._define(step.item, span, element, f"`expand` in `{owner}`", owner)
-                scope.append(ColumnIn(d, None))
-            elif kind == "Select":
-                scope = self._select(step, scope, aliases, owner)
-            elif kind == "SetOp":
-                self._relation(step, [], [], None)
-            else:  # filter, sort, take, distinct, and steps to come: references only
-                self._exprs(step, scope, aliases)
+            at = ScopeAt(step.span, list(scope), list(aliases))
+            self.index.scopes.append(at)
+            scope, aliases, keys, over = self._step(step, scope, aliases, keys, over, owner)
+            at.after = list(scope)
+            if isinstance(step, ast.Join):  # its `on` reads the joined relation too
+                at.columns, at.aliases = self.on_scope
         return scope
+
+    def _step(self, step, scope: list[ColumnIn], aliases: list[str], keys: list[ColumnIn],
+              over: bool, owner: str) -> tuple:
+        """One step: the scope, aliases, pending group keys and window flag it leaves."""
+        kind = type(step).__name__
+        if kind == "From":
+            scope, aliases = [], []
+            self._relation(step, scope, aliases, step.alias)
+        elif kind == "Join":
+            right = self._relation(step, [], aliases, step.alias)
+            self.on_scope = ([*scope, *right], list(aliases))
+            if step.kind in ("semi", "anti"):
+                self._expr(step.on, [*scope, *right], aliases)
+                aliases.pop()
+            else:
+                names = {c.definition.name for c in scope if c.visible}
+                for c in right:
+                    c.visible = c.definition.name not in names
+                scope.extend(right)
+                self._expr(step.on, scope, aliases)
+        elif kind in ("Let", "Derive"):
+            for item in step.items:  # an item reads the ones before it
+                typ = self._expr(item.expr, scope, aliases, over=over)
+                scope.append(ColumnIn(self._define(item.name, item.span, typ,
+                                                   f"`{kind.lower()}` in `{owner}`", owner),
+                                      None))
+            over = False
+        elif kind == "Aggregate":  # over the rows before it: the keys, then the items
+            out = keys
+            for item in step.items:
+                typ = self._expr(item.expr, scope, aliases, aggregate=True)
+                out.append(ColumnIn(self._define(item.name, item.span, typ,
+                                                 f"`aggregate` in `{owner}`", owner), None))
+            scope, aliases, keys = out, [], []
+        elif kind == "Group":
+            keys = []
+            for key in step.keys:
+                self._expr(key, scope, aliases)
+                found = self._find(key, scope)
+                if found is not None:
+                    keys.append(ColumnIn(found.definition, None))
+        elif kind == "Window":
+            self._exprs(step, scope, aliases)
+            over = True
+        elif kind == "Expand":
+            typ = self._expr(step.column, scope, aliases)
+            span = self._word(step.span, step.item, after=" as ") or step.span
+            element = typ.element if typ is not None and typ.element else ERROR
+            d = self._define(step.item, span, element, f"`expand` in `{owner}`", owner)
+            scope.append(ColumnIn(d, None))
+        elif kind == "Select":
+            scope = self._select(step, scope, aliases, owner)
+        elif kind == "SetOp":
+            self._relation(step, [], [], None)
+        else:  # filter, sort, take, distinct, and steps to come: references only
+            self._exprs(step, scope, aliases)
+        return scope, aliases, keys, over
 
     def _select(self, step: ast.Select, scope: list[ColumnIn], aliases: list[str],
                 owner: str) -> list[ColumnIn]:

@@ -172,7 +172,7 @@ class _Incremental(Resolver):
             old = self.kept.get(name)
             reads = (tuple(info.models_read), tuple(info.sources_read))
             if (old is not None and old.decl == info.decl and old.reads == reads
-                    and not changed.intersection(info.models_read, info.sources_read)):
+                    and changed.isdisjoint([*info.models_read, *info.sources_read])):
                 info.plan = old.plan
                 self.diags.extend(old.diagnostics)
                 self.now[name] = old

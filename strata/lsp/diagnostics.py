@@ -1,0 +1,38 @@
+"""Diagnostics for the editor: the compiler's, as `strata check` reports them (code,
+message, span, hint and notes), grouped by the file they point into."""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+
+from strata.diagnostics import Diagnostic
+from strata.lsp.convert import to_range
+from strata.lsp.loader import path_uri
+
+_SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
+             "note": lsp.DiagnosticSeverity.Information}
+
+
+def to_lsp(diag: Diagnostic) -> lsp.Diagnostic:
+    """One diagnostic; the hint and notes follow the message as `strata check`
+    prints them (`= help:`, `= note:`)."""
+    lines = [diag.message]
+    if diag.hint:
+        lines.append(f"help: {diag.hint}")
+    lines.extend(f"note: {n}" for n in diag.notes)
+    where = to_range(diag.span) if diag.span else lsp.Range(
+        start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    return lsp.Diagnostic(range=where, message="\n".join(lines), code=diag.code,
+                          source="strata",
+                          severity=_SEVERITY.get(diag.severity, lsp.DiagnosticSeverity.Error))
+
+
+def by_uri(diags: list[Diagnostic], fallback: list[str]) -> dict[str, list[lsp.Diagnostic]]:
+    """Diagnostics per file URI. One without a span (the module is empty, a path is
+    missing) is shown at the top of each `fallback` document (the open ones)."""
+    out: dict[str, list[lsp.Diagnostic]] = {}
+    for diag in diags:
+        uris = [path_uri(diag.span.file)] if diag.span else fallback
+        for uri in uris:
+            out.setdefault(uri, []).append(to_lsp(diag))
+    return out

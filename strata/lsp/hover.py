@@ -1,0 +1,55 @@
+"""Hover: a column's type and where it is defined, a model's or source's columns, a
+function's signature and doc from the catalogue."""
+
+from __future__ import annotations
+
+import re
+
+from strata.lsp import language
+from strata.lsp.index import Definition, Index
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def word_at(line: str, column: int) -> tuple[str, int] | None:
+    """The word under a 1-based column, and where it starts (1-based)."""
+    for m in _WORD.finditer(line):
+        if m.start() < column <= m.end() + 1:
+            return m.group(), m.start() + 1
+    return None
+
+
+def hover_text(index: Index, file: str, line: int, column: int) -> str | None:
+    found = index.at(file, line, column)
+    if found is not None:
+        return describe(index, found.target)
+    text = index.line(file, line)
+    word = word_at(text, column)
+    if word is not None:
+        end = word[1] - 1 + len(word[0])
+        if text[end:].lstrip().startswith("("):
+            return function_text(word[0])
+    return None
+
+
+def describe(index: Index, target: Definition) -> str:
+    where = f"{target.span.file}:{target.span.line}:{target.span.column}"
+    if target.kind == "column":
+        return (f"```strata\n{target.name}: {target.type}\n```\n"
+                f"{target.origin}, defined at {where}")
+    if target.kind in ("model", "source"):
+        cols = index.outputs.get(target.name, [])
+        body = "\n".join(f"  {c.definition.name}: {c.definition.type}" for c in cols)
+        return f"```strata\n{target.kind} {target.name} {{\n{body}\n}}\n```\ndefined at {where}"
+    return f"test `{target.name}`, defined at {where}"
+
+
+def function_text(name: str) -> str | None:
+    fn = language.function(name)
+    if fn is None:
+        return None
+    kind = "aggregate function" if fn.aggregate else "function"
+    text = f"```strata\n{fn.signature or name + '(...)'}\n```\n{kind}: {fn.doc}"
+    if fn.example[0]:
+        text += f"\n\nexample: `{fn.example[0]}` → `{fn.example[1]!r}`"
+    return text

@@ -1,0 +1,77 @@
+"""What completion offers, read from the language's own data so it follows the
+language as it grows: step keywords and pin kinds from grammar.lark, properties
+from the checks, functions (with signature and doc) from the catalogue."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from strata.semantics import checks
+from strata.semantics import functions as F
+
+_GRAMMAR = Path(__file__).resolve().parent.parent / "syntax" / "grammar.lark"
+
+
+@lru_cache(maxsize=1)
+def _grammar() -> str:
+    return _GRAMMAR.read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def step_keywords() -> tuple[str, ...]:
+    """The word each `*_step` rule starts with: `"derive"`, or a terminal such as
+    JOIN_LEFT whose definition (`JOIN_LEFT: "join_left"`) gives the word."""
+    text = _grammar()
+    terminals = dict(re.findall(r'^([A-Z_]+):\s*"([^"]+)"', text, re.MULTILINE))
+    words: list[str] = []
+    for body in re.findall(r"^\w+_step:(.*(?:\n\s+\|.*)*)", text, re.MULTILINE):
+        for alternative in body.split("|"):
+            alternative = alternative.strip().lstrip("(")
+            first = alternative.split()[0] if alternative.split() else ""
+            for token in re.split(r"[()|\s]+", alternative):
+                if token.startswith('"'):
+                    words.append(token.strip('"'))
+                    break
+                if token in terminals:
+                    words.append(terminals[token])
+                    if first.startswith("("):
+                        continue
+                    break
+            group = re.match(r"\(([A-Z_ |]+)\)", alternative)
+            if group:
+                words.extend(terminals[t] for t in group.group(1).split("|")
+                             if t.strip() in terminals)
+    return tuple(dict.fromkeys(w for w in words if w))
+
+
+@lru_cache(maxsize=1)
+def pin_kinds() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(re.findall(r'"pin"\s+"(\w+)"', _grammar())))
+
+
+def properties() -> tuple[str, ...]:
+    return tuple(checks.PROPERTIES)
+
+
+@lru_cache(maxsize=1)
+def relation_words() -> frozenset[str]:
+    """Words after which a relation name is written: from, the joins, set operations."""
+    text = _grammar()
+    words = {"from"}
+    terminals = dict(re.findall(r'^([A-Z_]+):\s*"([^"]+)"', text, re.MULTILINE))
+    for rule in ("join_step", "setop_step"):
+        m = re.search(rf"^{rule}:(.*(?:\n\s+\|.*)*)", text, re.MULTILINE)
+        if m:
+            words.update(terminals[t] for t in re.findall(r"[A-Z_]+", m.group(1))
+                         if t in terminals and t != "MANY")
+    return frozenset(words)
+
+
+def functions() -> list[F.Function]:
+    return list(F.CATALOGUE.values())
+
+
+def function(name: str) -> F.Function | None:
+    return F.CATALOGUE.get(name)

@@ -1,0 +1,38 @@
+"""Document symbols: the sources, models (with their output columns) and tests of
+one file."""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+
+from strata.lsp.convert import to_range
+from strata.lsp.index import Index
+
+_KIND = {"source": lsp.SymbolKind.Interface, "model": lsp.SymbolKind.Class,
+         "test": lsp.SymbolKind.Method}
+
+
+def document_symbols(index: Index, file: str) -> list[lsp.DocumentSymbol]:
+    out = []
+    module = index.module
+    for d in index.definitions.values():
+        if d.span.file != file:
+            continue
+        whole = {"source": lambda n: module.sources[n].decl.span,
+                 "model": lambda n: module.models[n].decl.span,
+                 "test": lambda n: module.tests[n].span}[d.kind](d.name)
+        children = [lsp.DocumentSymbol(name=c.definition.name, detail=str(c.definition.type),
+                                       kind=lsp.SymbolKind.Field,
+                                       range=to_range(c.definition.span),
+                                       selection_range=to_range(c.definition.span))
+                    for c in index.outputs.get(d.name, []) if c.definition.span.file == file
+                    and _within(c.definition.span, whole)]
+        out.append(lsp.DocumentSymbol(name=d.name, detail=d.kind, kind=_KIND[d.kind],
+                                      range=to_range(whole), selection_range=to_range(d.span),
+                                      children=children))
+    return sorted(out, key=lambda s: (s.range.start.line, s.range.start.character))
+
+
+def _within(inner, outer) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and \
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)

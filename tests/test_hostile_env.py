@@ -505,3 +505,39 @@ def test_15_json_internal_error_is_a_document_on_stdout_and_text_on_stderr(shop,
     data = json.loads(proc.stdout)
     assert data["status"] == "error" and [d["code"] for d in data["error"]] == ["E000"]
     assert "error[E000]: internal error" in proc.stderr
+
+
+# ---------------------------------------------------------------- what -o names
+WAREHOUSE_COMMANDS = [["run", "{module}"], ["history"], ["gc", "--older-than", "30d"],
+                      ["verify", "{run}"], ["rollback", "{run}"], ["replay", "{run}"]]
+
+
+def _command(shop: Shop, args: list[str], warehouse: str) -> list[str]:
+    filled = [a.format(module=shop.module, run=shop.first) for a in args]
+    return [*filled, "-o", warehouse]
+
+
+@pytest.mark.parametrize("args", WAREHOUSE_COMMANDS, ids=lambda a: a[0])
+def test_fuzz_F1_a_fifo_as_the_warehouse_is_E070_at_once(shop, tmp_path, args):
+    """DuckDB opened a FIFO and waited for a writer forever (fuzz finding F1)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    proc = strata(*_command(shop, args, str(fifo)), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert codes(proc) == ["E070"], proc.stderr
+    assert "not a regular file" in proc.stderr
+
+
+@pytest.mark.parametrize("args", WAREHOUSE_COMMANDS, ids=lambda a: a[0])
+def test_fuzz_F2_a_path_too_long_for_the_os_is_E070(shop, tmp_path, args):
+    """A 5,000-character -o was OSError ENAMETOOLONG, an internal error (fuzz F2)."""
+    proc = strata(*_command(shop, args, "w" * 5000 + ".duckdb"), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert codes(proc) == ["E070"], proc.stderr
+    assert "too long" in proc.stderr.lower()
+
+
+def test_fuzz_F1_a_device_as_the_warehouse_is_E070(shop, tmp_path):
+    proc = strata("history", "-o", "/dev/zero", cwd=tmp_path)
+    assert codes(proc) == ["E070"], proc.stderr
+    assert "not a regular file" in proc.stderr

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import signal
+import stat
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -90,6 +91,35 @@ def crash_point(step: str) -> None:
             time.sleep(0.05)
 
 
+def _check_location(target: Path, path: str, create: bool) -> None:
+    """What `-o` names must be a DuckDB file (or nothing yet, to create one), judged
+    before DuckDB opens it: DuckDB would block forever on a FIFO, read a device without
+    end, and a path the OS refuses (too long, a loop of links) raised OSError (E000)."""
+    try:
+        info = target.stat() if target.exists() else None
+        folder_missing = target.parent and not target.parent.exists()
+    except OSError as err:
+        raise fail("E070", f"cannot use `{path}` as the warehouse: "
+                   f"{err.strerror or err}") from None
+    if info is None:
+        if not create:
+            raise fail("E070", f"no warehouse at `{path}`", None,
+                       "run `strata run MODULE -o " + path + "` first")
+        if folder_missing:
+            raise fail("E070", f"cannot create the warehouse `{path}`: the folder "
+                       f"`{target.parent}` does not exist")
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise fail("E070", f"`{path}` is a directory, not a warehouse file")
+    if not stat.S_ISREG(info.st_mode):
+        raise fail("E070", f"`{path}` is not a regular file (a pipe, device or socket), "
+                   "not a warehouse file", None, "-o names a DuckDB database file")
+    if info.st_size > 0 and not _database_file(target):
+        raise fail("E070", f"`{path}` is not a DuckDB database file", None,
+                   "-o names the warehouse (a DuckDB file, created if missing); a CSV or "
+                   "Parquet file is read through a source: source s = file 'path' { ... }")
+
+
 @dataclass
 class Warehouse:
     path: str
@@ -106,18 +136,7 @@ class Warehouse:
         """Open (and create) the warehouse. Another process holding it is E075
         after waiting up to `lock_timeout` seconds (STRATA_LOCK_TIMEOUT, default 10)."""
         target = Path(path)
-        if not create and not target.exists():
-            raise fail("E070", f"no warehouse at `{path}`", None,
-                       "run `strata run MODULE -o " + path + "` first")
-        if target.parent and not target.parent.exists():
-            raise fail("E070", f"cannot create the warehouse `{path}`: the folder "
-                       f"`{target.parent}` does not exist")
-        if target.exists() and target.is_dir():
-            raise fail("E070", f"`{path}` is a directory, not a warehouse file")
-        if target.exists() and target.stat().st_size > 0 and not _database_file(target):
-            raise fail("E070", f"`{path}` is not a DuckDB database file", None,
-                       "-o names the warehouse (a DuckDB file, created if missing); a CSV or "
-                       "Parquet file is read through a source: source s = file 'path' { ... }")
+        _check_location(target, path, create)
         timeout = lock_timeout if lock_timeout is not None else env_lock_timeout()
         deadline = time.monotonic() + timeout
         said = False

@@ -180,7 +180,7 @@ def on_code_lens(ls: StrataServer, params: lsp.CodeLensParams) -> list[lsp.CodeL
     for info in index.module.models.values():
         if info.decl.span.file == file:
             lenses.append(lsp.CodeLens(range=to_range(info.decl.name_span), command=lsp.Command(
-                title="Show SQL", command=sql_view.COMMAND,
+                title="Show SQL", command=sql_view.SHOW,
                 arguments=[params.text_document.uri, info.decl.name_span.line - 1])))
     return lenses
 

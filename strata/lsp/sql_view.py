@@ -10,7 +10,8 @@ from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError
 from strata.semantics.module import Module
 
-COMMAND = "strata.renderSql"
+COMMAND = "strata.renderSql"  # the server's: answers {model, dialect, sql, error}
+SHOW = "strata.showSql"  # the editor's (editors/vscode): opens that SQL beside the model
 
 
 @dataclass(frozen=True)

@@ -224,3 +224,18 @@ def test_item8_fifty_megabytes_fit_in_linear_memory(tmp_path: Path, kind: str) -
     assert proc.returncode in (0, 1), out[:2000]
     assert "Traceback" not in out and "MemoryError" not in out and "E000" not in out
     assert proc.returncode == 0 or CODED.search(out), out[:2000]
+
+
+def test_fuzz_F2_a_module_path_too_long_for_the_os_is_E005() -> None:
+    """pathlib raised ENAMETOOLONG from exists(): an internal error (fuzz finding F2)."""
+    assert_coded_failure(check("m" * 5000 + ".strata"), "E005")
+
+
+def test_fuzz_F6_a_loop_of_linked_folders_is_walked_once(tmp_path: Path) -> None:
+    """A directory module whose walk meets a link back to itself ends (fuzz F6)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "loop").symlink_to(tmp_path)
+    (tmp_path / "m.strata").write_text("source s { x: int }\nmodel m { from s }\n")
+    proc = check(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 models" in proc.stdout

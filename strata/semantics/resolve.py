@@ -60,10 +60,46 @@ def display_path(path: Path) -> str:
 def module_files(root: Path) -> list[Path]:
     """The files a module path names. Under a directory, every `*.strata` that is not
     a directory itself: a FIFO or device of that name is listed, so that reading it
-    says E005 (it is never opened in a way that blocks) instead of skipping it."""
-    if root.is_dir():
-        return sorted(p for p in root.rglob("*.strata") if p.exists() and not p.is_dir())
-    return [root]
+    says E005 (it is never opened in a way that blocks) instead of skipping it.
+
+    The walk skips what it cannot list (a folder without permission, an entry that
+    vanished mid-walk, as under /proc) and follows each linked folder once, so a loop
+    of links ends."""
+    if not root.is_dir():
+        return [root]
+    found: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        try:
+            info = os.stat(folder)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        found.extend(Path(folder, name) for name in names if name.endswith(".strata"))
+        found.extend(Path(folder, name) for name in dirs
+                     if name.endswith(".strata") and not os.path.isdir(Path(folder, name)))
+    return sorted(p for p in found if p.exists() and not p.is_dir())
+
+
+def _unusable_path(root: Path, path: str | os.PathLike) -> Diagnostic | None:
+    """Why the module path cannot be read at all, or None. Asked before anything else
+    touches it: the OS refuses some paths outright (too long, a loop of links), which
+    pathlib raised as OSError (an internal error)."""
+    try:
+        exists = root.exists()
+    except OSError as err:
+        return Diagnostic("E005", f"cannot read `{path}`: {err.strerror or err}", None,
+                          "give the path of a .strata file or of a directory holding "
+                          ".strata files")
+    if not exists:
+        return Diagnostic("E005", f"no such file or directory: `{path}`", None,
+                          "give the path of a .strata file or of a directory holding "
+                          ".strata files")
+    return None
 
 
 def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Module:
@@ -71,12 +107,12 @@ def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Mod
     problems are in `module.diagnostics`. `parse_cache`: a directory where parsed
     files are kept by content (see strata/syntax/cache.py); None parses afresh."""
     root = Path(path)
-    module = Module(root=root.resolve() if root.exists() else root, files={})
-    if not root.exists():
-        module.diagnostics.append(Diagnostic(
-            "E005", f"no such file or directory: `{path}`", None,
-            "give the path of a .strata file or of a directory holding .strata files"))
+    unusable = _unusable_path(root, path)
+    if unusable is not None:
+        module = Module(root=root, files={})
+        module.diagnostics.append(unusable)
         return module
+    module = Module(root=root.resolve(), files={})
     files = module_files(root)
     if root.is_dir() and not files:
         module.diagnostics.append(Diagnostic("E004", f"no .strata files under `{path}`", None,

@@ -232,12 +232,30 @@ def _duplicate(name: str, other: str, twice: str, where: str = "",
 class Scope:
     entries: list[Entry] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
+    # visible entries by case-folded name: a lookup per new column was a scan of every
+    # earlier one, quadratic in a model of thousands of derived columns
+    _by_name: dict[str, list[Entry]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for entry in self.entries:
+            self._index(entry)
+
+    def _index(self, entry: Entry) -> None:
+        if entry.visible:
+            self._by_name.setdefault(entry.col.name.lower(), []).append(entry)
 
     def add(self, col: Col, **kw) -> None:
-        self.entries.append(Entry(col, **kw))
+        entry = Entry(col, **kw)
+        self.entries.append(entry)
+        self._index(entry)
 
     def visible(self, name: str) -> list[Entry]:
-        return [e for e in self.entries if e.visible and e.col.name == name]
+        return [e for e in self._by_name.get(name.lower(), ()) if e.col.name == name]
+
+    def visible_like(self, name: str) -> str | None:
+        """A visible column's name the engine would not tell apart from `name`."""
+        same = self._by_name.get(name.lower())
+        return same[0].col.name if same else None
 
     def output_cols(self) -> list[Col]:
         return [e.col for e in self.entries if e.output]
@@ -975,8 +993,7 @@ class ModelResolver:
                        f"pick another name, and rename it in the final `select` "
                        f"(`select ..., new_name as {name}`)")
             return True
-        other = next((e.col.name for e in self.scope.entries
-                      if e.visible and same_name(e.col.name, name)), None)
+        other = self.scope.visible_like(name)
         if other is not None:
             message, hint = _duplicate(name, other, "", hint="pick another name")
             self.error("E015", message, span, hint)

@@ -466,6 +466,91 @@ def wide_integer_sum(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def sum_over_count(node: exp.Expression) -> exp.Expression:
+    """avg is a double in DuckDB, the plain sum over the count (NULL on no values);
+    PostgreSQL's avg of a float8 also accumulates the squares, which overflow (1e300
+    among the values raises "value out of range"). Spelled SUM / COUNT of the values
+    as doubles (NULL / 0 is NULL there); a windowed avg as two windowed calls."""
+    if isinstance(node, exp.Avg) and not isinstance(node.parent, (exp.Window, exp.Filter)):
+        return _mean(node, lambda call: call)
+    if isinstance(node, exp.Window) and isinstance(node.this, exp.Avg):
+        def over(call: exp.Expression) -> exp.Expression:
+            window = node.copy()
+            window.set("this", call)
+            return window
+        mean = exp.Paren(this=_mean(node.this, over))
+        mean.type = exp.DataType.build("DOUBLE")  # outer rewrites (round) ask
+        return mean
+    return node
+
+
+def _mean(avg: exp.Avg, over: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+    x = _as_double(avg.this)
+    mean = exp.Div(this=over(exp.Sum(this=x)),
+                   expression=cast(over(exp.Count(this=x.copy())), "DOUBLE"), typed=True)
+    mean.type = exp.DataType.build("DOUBLE")
+    return mean
+
+
+def duckdb_double_text(bind: Bind) -> Callable[[exp.Expression], exp.Expression]:
+    """cast(x as text) of a double prints DuckDB's shortest round-trip digits, as
+    Python's repr: '2.0' for a whole number, positional from 1e-4 to below 1e16,
+    else '1e+20' / '1e-05'; 'inf', '-inf', 'nan'. PostgreSQL's float8 text has the
+    same shortest digits (extra_float_digits 1, its default) and exponent style, but
+    no '.0' on a whole number, an exponent from 1e15 on, and 'Infinity' / 'NaN'.
+    Spelled: those cases mended (a whole double in [1e15, 1e16): its BIGINT's
+    digits; another there: its 17 digits moved about the point; a NaN's sign is its
+    first byte); `bind` names x once."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if not (isinstance(node, exp.Cast) and node.to.is_type("TEXT", "VARCHAR")
+                and is_a(node.this, "DOUBLE")) or node.args.get("exact"):
+            return node
+        return bind(node.this, _double_text)
+    return rewrite
+
+
+def _double_text(x: exp.Expression) -> exp.Expression:
+    text = cast(x.copy(), "TEXT")
+    text.set("exact", True)
+
+    def has(char: str) -> exp.Expression:
+        return exp.GT(this=exp.StrPosition(this=text.copy(), substr=exp.Literal.string(char)),
+                      expression=num(0))
+
+    def word(w: str) -> exp.Literal:
+        return exp.Literal.string(w)
+
+    ax = exp.Abs(this=x.copy())
+    wide = exp.And(this=exp.GTE(this=ax, expression=dnum(1e15)),
+                   expression=exp.LT(this=ax.copy(), expression=dnum(1e16)))
+    # 16 digits where they read back as x: PostgreSQL prints 17 for a double exactly
+    # halfway between two 16-digit decimals (4.6501958339604576e+16; DuckDB ..58e+16)
+    sixteen = exp.Anonymous(this="REGEXP_REPLACE", expressions=[
+        exp.Trim(this=exp.Anonymous(this="TO_CHAR", expressions=[
+            cast(text.copy(), "DECIMAL"), word("9.999999999999999EEEE")])),
+        word("\\.?0*e"), word("e")])
+    reads_back = exp.EQ(this=cast(sixteen.copy(), "DOUBLE"), expression=x.copy())
+    tie = _case((exp.LT(this=ax.copy(), expression=dnum(1e16)), exp.false()),
+                (exp.GTE(this=ax.copy(), expression=dnum(1.7976931348623e308)), exp.false()),
+                default=reads_back)  # CASE: the cast only in range (AND may go either way)
+    negative_nan = exp.GTE(this=exp.Anonymous(this="GET_BYTE", expressions=[
+        exp.Anonymous(this="FLOAT8SEND", expressions=[x.copy()]), num(0)]), expression=num(128))
+    nan = _case((negative_nan, word("-nan")), default=word("nan"))
+    return _case((exp.EQ(this=x.copy(), expression=double("NaN")), nan),
+                 (exp.EQ(this=x.copy(), expression=double("Infinity")), word("inf")),
+                 (exp.EQ(this=x.copy(), expression=double("-Infinity")), word("-inf")),
+                 (exp.And(this=wide, expression=exp.EQ(this=x.copy(),
+                                                        expression=exp.Trunc(this=x.copy()))),
+                  exp.DPipe(this=cast(cast(x.copy(), "BIGINT"), "TEXT"),
+                            expression=word(".0"), safe=True)),
+                 (wide.copy(), exp.Anonymous(this="REGEXP_REPLACE", expressions=[
+                     text.copy(), word("^(-?)(\\d)\\.(\\d{15})(\\d*)e\\+15$"),
+                     word("\\1\\2\\3.\\4")])),  # 4.5035996273704955e+15: 17 digits
+                 (tie, sixteen),
+                 (exp.Or(this=has("e"), expression=has(".")), text.copy()),
+                 default=exp.DPipe(this=text, expression=word(".0"), safe=True))
+
+
 def no_double_text(node: exp.Expression) -> exp.Expression:
     """Spark prints a double in Java's notation (1.0E20, 1.23456789123E8, and on Java
     17 not always the shortest digits); DuckDB prints 1e+20, 123456789.123: E091."""

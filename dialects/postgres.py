@@ -15,8 +15,11 @@ sections each rewrite relies on are in docs/DIALECTS.md):
 - a boolean casts to INTEGER only, and only an INTEGER casts to boolean.
 - date_diff('week', ..) rounded the days / 7: whole weeks instead.
 - LIKE escapes with a backslash by default: every backslash doubled, ESCAPE '\\'.
-- AVG of an integer or decimal is NUMERIC: the average of doubles.
+- AVG of an integer or decimal is NUMERIC, and AVG of a double overflows where the
+  sum does not (it sums the squares too): SUM / COUNT of the doubles.
 - ARRAY_LENGTH of an empty array is NULL: CARDINALITY.
+- a double's text has no '.0' on whole numbers, an exponent from 1e15 on and
+  'Infinity' / 'NaN' (DuckDB: '2.0', '1000000000000000.0', 'inf', 'nan').
 """
 
 from sqlglot import exp
@@ -25,7 +28,6 @@ from dialects import functions
 from dialects.base import (
     Dialect,
     bool_to_number_via_int,
-    double_average,
     extract_rewrite,
     field,
     like_without_escape,
@@ -41,9 +43,11 @@ from dialects.numeric import (
     bind_by_subquery,
     c_collation,
     double_to_decimal,
+    duckdb_double_text,
     ieee_division,
     no_double_remainder,
     substr_positions,
+    sum_over_count,
     text_to_bool,
     text_to_int,
     trunc_function,
@@ -76,7 +80,7 @@ DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,
                             whole_weeks_of_dates, like_without_escape(clause=True),
-                            double_average, ieee_division, no_double_remainder,
+                            sum_over_count, ieee_division, no_double_remainder,
                             double_to_decimal(ROUNDING), text_to_int("DECIMAL"),
                             text_to_bool, substr_positions, unicode_trim, c_collation,
-                            _cardinality))
+                            duckdb_double_text(bind_by_subquery), _cardinality))

@@ -21,6 +21,7 @@ reference sections each rewrite relies on are in docs/DIALECTS.md):
   (1.005 -> 1.01), DuckDB the scaled double (dialects/numeric.py).
 - text casts to BIGINT refuse '2.5' and '1e3' (DuckDB rounds the decimal); text
   casts to boolean take spaces DuckDB refuses.
+- DATE_ADD takes an INT count of days, not a BIGINT column.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dialects.base import (
     Dialect,
     boundaries,
     bround,
+    cast,
     decimal_to_int_rounds,
     double_average,
     double_to_int_half_even,
@@ -77,6 +79,21 @@ def absolute(path: str) -> str:
     return "file://" + os.path.abspath(path)
 
 
+def int_day_count(node: exp.Expression) -> exp.Expression:
+    """date + n days: Spark's DATE_ADD and ADD_MONTHS take an INT count and refuse
+    Strata's int (a BIGINT column). Cast to INT: past 32 bits that raises, as
+    DuckDB's date + n does ("out of range for INT32")."""
+    if isinstance(node, (exp.DateAdd, exp.DateSub)) and not node.args.get("typed"):
+        count = node.expression
+        if not isinstance(count, exp.Literal) and not (
+                isinstance(count, exp.Cast) and count.to.is_type("INT")):
+            new = type(node)(this=node.this, expression=cast(count, "INT"),
+                             unit=node.args.get("unit"))
+            new.set("typed", True)
+            return new
+    return node
+
+
 ROUNDING = Rounding(trunc=trunc_by_bigint, bind=bind_by_lambda)
 
 PARTS = {
@@ -94,5 +111,5 @@ DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                           ieee_division, nan_remainder, double_average,
                           double_to_decimal(ROUNDING), text_to_int("DECIMAL(38, 19)"),
                           text_to_bool, substr_positions, unicode_trim, wide_integer_sum,
-                          no_double_text,
+                          no_double_text, int_day_count,
                           like_without_escape(clause=False)))

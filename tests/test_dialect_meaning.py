@@ -470,6 +470,53 @@ def test_spark_refuses_a_double_as_text():
     assert err.value.code == "E091" and "spark" in str(err.value)
 
 
+def test_postgres_prints_a_double_as_duckdb(postgres, duckdb_engine):
+    # DuckDB prints the shortest round-trip digits as Python's repr: '0.0', '-0.0',
+    # '1000000000000000.0', '1e+16', '1e-05', 'inf', 'nan'; PostgreSQL's own text
+    # had '0', '-0', '1e+15', 'Infinity'
+    columns = {"k": "int", "x": "double"}
+    special = [0.0, -0.0, 2.0, 1e20, 1.5, 1e-7, 123456789.0, 1e15, -1.5e15, 9007199254740993.0,
+               1e16, 0.0001, 1e-5, 0.1, 5e-324, 1.7976931348623157e308, INF, -INF, NAN, None]
+    rows = list(enumerate(special + _doubles(1500, seed=4)))
+    for eng in (duckdb_engine, postgres):
+        eng.load("t", columns, rows)
+    text = module(columns, "s = cast(x as text), h = cast(-x as text)")
+    want = sorted(duckdb_engine.rows(sql_for(text, "duckdb")), key=lambda r: r[0])
+    got = sorted(postgres.rows(sql_for(text, "postgres")), key=lambda r: r[0])
+    wrong = [(w, g) for w, g in zip(want, got) if w[2:] != g[2:]]
+    assert len(got) == len(want) and not wrong, wrong[:5]
+    shown = {r[0]: r[2] for r in want}
+    assert [shown[i] for i in (0, 1, 2, 7, 10, 16, 18)] == [
+        "0.0", "-0.0", "2.0", "1000000000000000.0", "1e+16", "inf", "nan"]
+
+
+def test_spark_adds_a_bigint_count_of_days(spark_engine, duckdb_engine):
+    # Spark's DATE_ADD takes an INT count: a Strata int column is cast (and past 32
+    # bits the run fails, as DuckDB's date + n does)
+    columns = {"d": "date", "b": "int", "ts": "timestamp"}
+    rows = agree(spark_engine, duckdb_engine, columns,
+                 [(dt.date(2024, 1, 31), 1, dt.datetime(2024, 1, 1, 12)),
+                  (dt.date(2024, 3, 1), -1, None), (None, 5, dt.datetime(2024, 2, 28)),
+                  (dt.date(2024, 1, 1), None, dt.datetime(2024, 1, 1))],
+                 "p = d + b, m = d - b, q = ts + b")
+    assert (dt.date(2024, 3, 1), -1, None, dt.date(2024, 2, 29), dt.date(2024, 3, 2), None) in rows
+    for eng in (duckdb_engine, spark_engine):
+        fails(eng, {"d": "date", "b": "int"}, [(dt.date(2024, 1, 1), 3_000_000_000)], "p = d + b")
+
+
+def test_average_of_doubles_does_not_overflow_on_postgres(engine, duckdb_engine):
+    # PostgreSQL's avg(float8) also sums the squares: 1e300 overflowed. DuckDB's avg
+    # is the sum over the count, NULL on no values; windowed alike
+    columns = {"g": "int", "x": "double", "i": "int"}
+    data = [(1, 1e300, 1), (1, 3.0, 2), (2, None, 3), (3, 0.1, 4), (3, 0.2, 5), (3, 0.3, 6),
+            (4, 1e16, 7), (4, 1.0, 8), (4, -1e16, 9), (4, 1.0, 10)]
+    rows = agree(engine, duckdb_engine, columns, data, "a = avg(x), r = round(avg(x), 2), "
+                 "n = avg(i)", step="group g\n  aggregate")
+    assert {r[0]: r[1] for r in rows}[1] == 5e299 and {r[0]: r[1] for r in rows}[2] is None
+    agree(engine, duckdb_engine, columns, data, "a = avg(x), r = round(avg(x) * 3, 1)",
+          step="window by g order i\n  derive")
+
+
 # ---------------------------------------------------------------- engines not here
 
 NOT_HERE = ("snowflake", "bigquery", "trino")

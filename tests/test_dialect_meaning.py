@@ -517,6 +517,16 @@ def test_average_of_doubles_does_not_overflow_on_postgres(engine, duckdb_engine)
           step="window by g order i\n  derive")
 
 
+def test_round_takes_a_literal_count_of_digits():
+    # DuckDB has no round(DOUBLE, BIGINT) (Strata's int column) and rounds a decimal
+    # only to a constant scale; Spark's ROUND wants a constant too: E031 with a hint
+    for typ in ("double", "decimal(10, 2)", "int"):
+        with pytest.raises(strata.StrataError) as err:
+            sql_for(module({"x": typ, "n": "int"}, "r = round(x, n)"), "duckdb")
+        assert err.value.code == "E031" and "round(x, 2)" in str(err.value)
+    assert "ROUND(base.x, -2)" in sql_for(module({"x": "double"}, "r = round(x, -2)"), "duckdb")
+
+
 # ---------------------------------------------------------------- engines not here
 
 NOT_HERE = ("snowflake", "bigquery", "trino")

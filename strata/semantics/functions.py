@@ -113,6 +113,14 @@ def _round(args):
     return args[0]
 
 
+def _check_digits(args):
+    """round's digits are a literal: DuckDB rounds a decimal to a constant scale only,
+    and its round of a double takes an INTEGER (Strata's int column is a BIGINT)."""
+    if len(args) < 2 or _literal_int(args[1]) is not None:
+        return None
+    return "needs a whole-number literal of digits, such as round(x, 2) or round(x, -3)"
+
+
 def _floor_ceil(args):
     if args[0].kind not in ("int", "decimal", "double", "null"):
         return "expects a number"
@@ -483,7 +491,7 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
     Function("abs", 1, 1, _numeric_same, _duck("abs"),
              signature="abs(x: number) -> same type", doc="absolute value; NULL on NULL",
              example=("abs(-2.5)", Decimal("2.5"))),
-    Function("round", 1, 2, _round, _duck("round"),
+    Function("round", 1, 2, _round, _duck("round"), check=_check_digits,
              signature="round(x: number[, digits: int]) -> same type",
              doc="x rounded to `digits` (default 0; negative: tens, hundreds), halves away "
                  "from zero; NULL on NULL",

@@ -11,6 +11,7 @@ from strata.cli.compile_cmds import json_option, load_checked, models_option, sp
 from strata.cli.main import cli, console, handled, print_json
 from strata.cli.render import terminal_text
 from strata.compiler import select_models
+from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine import ops
 from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
@@ -188,6 +189,9 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
 @handled
 def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: bool) -> None:
     """List runs, newest first."""
+    if limit is not None and limit < 1:  # -2 sliced off the two oldest; 0 said "no runs yet"
+        raise fail("E084", f"--limit must be 1 or more, not {limit}", None,
+                   "leave it out to list every entry")
     wh = Warehouse.open(warehouse, read_only=True, create=False)
     try:
         if branch is not None:

@@ -65,6 +65,16 @@ def entries(wh: Warehouse, branch: str | None = None) -> list[HistoryEntry]:
     return [_load(r) for r in wh.execute(sql, params).fetchall()]
 
 
+def entries_with_id(wh: Warehouse, run_id: str) -> list[HistoryEntry]:
+    """Every entry under exactly this id, newest first (a run repeated with the same
+    content keeps its id)."""
+    if not wh.has_internal():
+        return []
+    rows = wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE id = ? "
+                      "ORDER BY seq DESC", [run_id]).fetchall()
+    return [_load(r) for r in rows]
+
+
 def find(wh: Warehouse, run_id: str) -> HistoryEntry:
     """The newest entry with this id (or a unique prefix of at least 4 characters)."""
     if not wh.has_internal():

@@ -296,19 +296,56 @@ def _merged_in(entry: H.HistoryEntry, recipe: dict, model: str) -> bool:
 
 def replay_execute(wh: Warehouse, run_id: str) -> Replay:
     """Recompute every model of a run in full, from the SQL the run recorded, into
-    scratch tables; compare content hashes; publish nothing, keep nothing."""
+    scratch tables; compare content hashes; publish nothing, keep nothing.
+
+    A rollback or branch entry built nothing and records no SQL: each of its snapshots
+    is recomputed from the recipe of the run that built it (the registry says which),
+    so `replay --execute` verifies what that entry pointed the views at."""
+    entry = H.find(wh, run_id)
+    records = require_snapshots(wh, entry, "replay")
+    replay = Replay(entry)
+    for builder, recipe, wanted in _recipes(wh, entry, records):
+        _replay_recipe(wh, builder, recipe, wanted, replay)
+    return replay
+
+
+def _recipes(wh: Warehouse, entry: H.HistoryEntry, records: dict[str, H.SnapshotRecord]
+             ) -> list[tuple[H.HistoryEntry, dict, dict[str, H.SnapshotRecord]]]:
+    """(builder, recipe, the snapshots it recomputes): the entry's own recipe, or for an
+    entry that built nothing (rollback, branch) the recipe of each snapshot's builder."""
+    recipe = entry.details.get("__replay")
+    if recipe:
+        return [(entry, recipe, records)]
+    by_run: dict[str, dict[str, H.SnapshotRecord]] = {}
+    for model, rec in records.items():
+        by_run.setdefault(rec.run_id, {})[model] = rec
+    out = []
+    for builder_id, wanted in sorted(by_run.items()):
+        builder = _builder(wh, builder_id)
+        recipe = builder.details.get("__replay") if builder is not None else None
+        if not recipe:
+            raise fail("E073", f"run `{entry.id}` ({entry.kind}) points at snapshots of run "
+                       f"`{builder_id}`, which recorded no recipe to replay", None,
+                       "`strata verify` checks the snapshots' recorded content instead")
+        out.append((builder, recipe, wanted))
+    return out
+
+
+def _builder(wh: Warehouse, run_id: str) -> H.HistoryEntry | None:
+    """The newest entry of a run that built snapshots under this id and kept a recipe."""
+    return next((c for c in H.entries_with_id(wh, run_id) if c.details.get("__replay")), None)
+
+
+def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
+                   records: dict[str, H.SnapshotRecord], replay: Replay) -> None:
+    """Recompute the models of `entry`'s recipe into scratch tables, comparing those in
+    `records` with what they recorded."""
     import sqlglot
     from sqlglot import exp
 
     from strata.engine.fingerprints import describe, row_hash
     from strata.engine.sources import _first_line
 
-    entry = H.find(wh, run_id)
-    records = require_snapshots(wh, entry, "replay")
-    recipe = entry.details.get("__replay")
-    if not recipe:
-        raise fail("E073", f"run `{entry.id}` ({entry.kind}) recorded no recipe to replay")
-    replay = Replay(entry)
     scratch: dict[str, str] = {}
     try:
         for name, fp in recipe["source_fingerprints"].items():
@@ -365,4 +402,3 @@ def replay_execute(wh: Warehouse, run_id: str) -> Replay:
     finally:
         for name in scratch.values():
             wh.execute(f"DROP TABLE IF EXISTS {internal(name)}")
-    return replay

@@ -90,9 +90,11 @@ def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[s
                    "load it first, or point the source elsewhere with "
                    f"--override {src.name}=<table>") from None
     except duckdb.Error as err:  # the warehouse file failing is E070, not the source
-        raise connection_file_failure(con, err) or fail(
-            "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
-            f"{_first_line(err)}", src.decl.span) from None
+        schema = _untyped_schema(con, src, binding)
+        if schema is None or not _missing(src, schema):
+            raise connection_file_failure(con, err) or fail(
+                "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
+                f"{_first_line(err)}", src.decl.span) from None
     real = {name: engine for name, engine in schema}
     problems = []
     for name, declared in src.columns:
@@ -106,6 +108,25 @@ def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[s
                    f"declaration: {'; '.join(problems)}", src.decl.span,
                    _contract_hint(problems[0], src, real))
     return schema
+
+
+def _untyped_schema(con, src: SourceInfo, binding: SourceBinding):
+    """A file read with the declared types forced fails in the engine's binder when a
+    declared column is absent (CSV: "Columns with names ... do not exist"): read the
+    file's own header instead, so a missing column is a contract problem (E072), as for
+    a table or a Parquet file. None when that read fails too, or for a table."""
+    if src.file is None or binding.override is not None:
+        return None
+    try:
+        return describe(con, duck.DIALECT.file_source(str(src.file), src.name, None)
+                        .sql(dialect="duckdb"))
+    except duckdb.Error:
+        return None
+
+
+def _missing(src: SourceInfo, schema: list[tuple[str, str]]) -> bool:
+    have = {name for name, _ in schema}
+    return any(name not in have for name, _ in src.columns)
 
 
 def _contract_hint(problem: str, src: SourceInfo, real: dict[str, str]) -> str:

@@ -169,4 +169,5 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E107": ("`::` is not a cast", "amount::numeric(16,2)"),
     "E108": ("SQL's over (...) window clause", "row_number() over (partition by k order by t)"),
     "E109": ("count(distinct x) is written count_distinct(x)", "count(distinct customer_id)"),
+    "E110": ("init's directory is not empty", "strata init DIR on a DIR holding files"),
 }

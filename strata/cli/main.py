@@ -104,7 +104,8 @@ def _warehouse_failure(err: Exception) -> StrataError | None:
 # still found: an unknown name imports every module of strata/cli.
 _COMMAND_MODULES = {"check": "compile_cmds", "compile": "compile_cmds", "build": "compile_cmds",
                     "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd",
-                    "lsp": "lsp_cmd"}
+                    "lsp": "lsp_cmd",
+                    "init": "init_cmd"}
 
 
 def _load_commands(module: str | None = None) -> None:

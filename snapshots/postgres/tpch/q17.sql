@@ -1,0 +1,67 @@
+-- model q17 (full)
+WITH base AS (
+  SELECT
+    lineitem.l_orderkey,
+    lineitem.l_partkey,
+    lineitem.l_suppkey,
+    lineitem.l_linenumber,
+    lineitem.l_quantity,
+    lineitem.l_extendedprice,
+    lineitem.l_discount,
+    lineitem.l_tax,
+    lineitem.l_returnflag,
+    lineitem.l_linestatus,
+    lineitem.l_shipdate,
+    lineitem.l_commitdate,
+    lineitem.l_receiptdate,
+    lineitem.l_shipinstruct,
+    lineitem.l_shipmode,
+    lineitem.l_comment
+  FROM lineitem
+), base_2 AS (
+  SELECT
+    lineitem.l_orderkey,
+    lineitem.l_partkey,
+    lineitem.l_suppkey,
+    lineitem.l_linenumber,
+    lineitem.l_quantity,
+    lineitem.l_extendedprice,
+    lineitem.l_discount,
+    lineitem.l_tax,
+    lineitem.l_returnflag,
+    lineitem.l_linestatus,
+    lineitem.l_shipdate,
+    lineitem.l_commitdate,
+    lineitem.l_receiptdate,
+    lineitem.l_shipinstruct,
+    lineitem.l_shipmode,
+    lineitem.l_comment
+  FROM lineitem
+), usual_2 AS (
+  SELECT
+    base_2.l_partkey,
+    SUM(CAST(base_2.l_quantity AS DOUBLE PRECISION)) / CAST(COUNT(CAST(base_2.l_quantity AS DOUBLE PRECISION)) AS DOUBLE PRECISION) AS avg_quantity
+  FROM base_2
+  GROUP BY
+    base_2.l_partkey
+)
+SELECT
+  CASE
+    WHEN CAST(7.0 AS DOUBLE PRECISION) = 0
+    THEN SIGN(CAST(SUM(base.l_extendedprice) AS DOUBLE PRECISION)) * CASE
+      WHEN SUBSTRING(CAST(CAST(7.0 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
+      THEN CAST('-Infinity' AS DOUBLE PRECISION)
+      ELSE CAST('Infinity' AS DOUBLE PRECISION)
+    END
+    ELSE CAST(SUM(base.l_extendedprice) AS DOUBLE PRECISION) / CAST(7.0 AS DOUBLE PRECISION)
+  END AS avg_yearly
+FROM base
+JOIN part
+  ON part.p_partkey = base.l_partkey
+JOIN usual_2 AS usual
+  ON usual.l_partkey = part.p_partkey
+WHERE
+  (
+    part.p_brand = 'Brand#23' AND part.p_container = 'MED BOX'
+  )
+  AND base.l_quantity < 0.2 * usual.avg_quantity;

@@ -1,0 +1,29 @@
+-- model q06 (full)
+WITH base AS (
+  SELECT
+    lineitem.l_orderkey,
+    lineitem.l_partkey,
+    lineitem.l_suppkey,
+    lineitem.l_linenumber,
+    lineitem.l_quantity,
+    lineitem.l_extendedprice,
+    lineitem.l_discount,
+    lineitem.l_tax,
+    lineitem.l_returnflag,
+    lineitem.l_linestatus,
+    lineitem.l_shipdate,
+    lineitem.l_commitdate,
+    lineitem.l_receiptdate,
+    lineitem.l_shipinstruct,
+    lineitem.l_shipmode,
+    lineitem.l_comment
+  FROM lineitem
+  WHERE
+    lineitem.l_shipdate >= CAST('1994-01-01' AS DATE)
+    AND lineitem.l_shipdate < CAST(TIMESTAMPADD(YEAR, 1, CAST('1994-01-01' AS DATE)) AS DATE)
+    AND lineitem.l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01
+    AND lineitem.l_quantity < 24
+)
+SELECT
+  SUM(base.l_extendedprice * base.l_discount) AS revenue
+FROM base;

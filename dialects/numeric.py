@@ -563,7 +563,8 @@ def no_double_text(node: exp.Expression) -> exp.Expression:
 
 def c_collation(node: exp.Expression) -> exp.Expression:
     """DuckDB orders text by code point; PostgreSQL by the database's collation
-    (en_US: 'a' < 'B'). Ordering comparisons and min/max of text say COLLATE "C"."""
+    (en_US: 'a' < 'B'). Ordering comparisons, min/max and ORDER BY keys of text say
+    COLLATE "C"."""
     if isinstance(node, (exp.LT, exp.LTE, exp.GT, exp.GTE)):
         sides = (node.this.unnest(), node.expression.unnest())
         text = any(is_a(side, "TEXT", "VARCHAR") for side in sides)
@@ -572,6 +573,10 @@ def c_collation(node: exp.Expression) -> exp.Expression:
             return type(node)(this=_collate(node.this), expression=node.expression)
     if isinstance(node, (exp.Min, exp.Max)) and is_a(node.this, "TEXT", "VARCHAR"):
         return type(node)(this=_collate(node.this))
+    if isinstance(node, exp.Ordered) and is_a(node.this, "TEXT", "VARCHAR"):
+        # ORDER BY a text (sort, take, a window's order and its tie-breakers)
+        return exp.Ordered(this=_collate(node.this), desc=node.args.get("desc"),
+                           nulls_first=node.args.get("nulls_first"))
     return node
 
 

@@ -170,4 +170,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E108": ("SQL's over (...) window clause", "row_number() over (partition by k order by t)"),
     "E109": ("count(distinct x) is written count_distinct(x)", "count(distinct customer_id)"),
     "E110": ("init's directory is not empty", "strata init DIR on a DIR holding files"),
+    "E111": ("first_value/last_value over a range frame with an offset",
+             "window order t range between 1 preceding and current row then first_value(x)"),
 }

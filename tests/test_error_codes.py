@@ -23,7 +23,7 @@ from strata.compiler import compile_statements
 from strata.diagnostics import CATALOGUE, Diagnostic
 from strata.semantics.resolve import load_module, load_text
 
-RUN_TIME_CODES = {"E061", "E062", "E063", "E064", *(f"E{n:03d}" for n in range(70, 84)), "E085",
+RUN_TIME_CODES = {"E061", "E062", "E063", "E064", "E067", "E068", "E069", *(f"E{n:03d}" for n in range(70, 84)), "E085",
                   "E094", "E096"}  # E094, a table where a live view goes: tests/test_hostile_env.py;
 # E096, rollback to a quarantined snapshot: tests/test_snapshot_repair.py
 COMPILE_TIME_CODES = sorted(set(CATALOGUE) - RUN_TIME_CODES)
@@ -167,6 +167,10 @@ CASES = [
          "model m {\n  from orders\n  group status\n  aggregate n = count(distinct customer_id)\n"
          "}\n",
          4, 17, "count(distinct"),
+    Case("E111",
+         "model m {\n  from orders\n  window order amount range between 1 preceding and "
+         "current row\n  derive f = first_value(status)\n}\n",
+         4, 14, "first_value(status)"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;

@@ -357,3 +357,69 @@ def test_sort_alone_still_pushes_down():
             " cdc_column: ordered_at\n}")
     labels = {s.label for s in compile_statements(load_text(SHOP + text, "s.strata"), "duckdb")}
     assert "incremental: append, pushdown" in labels, labels
+
+
+# ---------------------------------------------------------------- ties (issue 16 follow-up)
+TIED = """
+CREATE TABLE orders AS SELECT * FROM (VALUES
+  (3, 10, 7.0, 'b', 1), (1, 10, 7.0, 'a', 1), (2, 10, 7.0, 'B', 1),
+  (4, 10, 0.0, 'z', 1), (5, 10, -0.0, 'z', 1)) AS t(id, customer_id, amount, status, ordered_at);
+CREATE TABLE customers AS SELECT 1 AS id, 'x' AS name;
+"""
+# the same rows read in the other order: a tie must not follow the engine's reading
+TIED_REVERSED = TIED.replace("SELECT * FROM (VALUES", "SELECT * FROM (SELECT * FROM (VALUES") \
+    .replace("AS t(id, customer_id, amount, status, ordered_at);",
+             "AS t(id, customer_id, amount, status, ordered_at) ORDER BY id DESC);")
+
+
+@pytest.mark.parametrize("data", [TIED, TIED_REVERSED])
+def test_take_breaks_ties_by_the_remaining_columns_whatever_order_rows_come_in(data):
+    """Tied on `amount`: the remaining columns decide (id first, in scope order)."""
+    rows = run_model("model m {\n from orders\n sort amount desc\n take 2\n select id\n}",
+                     "m", data=data)
+    assert rows == [(1,), (2,)]
+
+
+@pytest.mark.parametrize("data", [TIED, TIED_REVERSED])
+def test_distinct_by_and_row_number_break_ties_alike(data):
+    models = ("model d {\n from orders\n select customer_id, amount, status\n"
+              " distinct by customer_id order amount desc\n}\n"
+              "model w {\n from orders\n select amount, status\n window order amount desc\n"
+              " derive n = row_number(), prev = lag(status)\n}\n")
+    # text by code point: 'B' < 'a' < 'b'
+    assert run_model(models, "d", data=data) == [(10, 7.0, "B")]
+    assert run_model(models, "w", data=data) == sorted(
+        [(7.0, "B", 1, None), (7.0, "a", 2, "B"), (7.0, "b", 3, "a"),
+         (-0.0, "z", 4, "b"), (0.0, "z", 5, "z")], key=repr)
+
+
+def test_ranks_and_range_aggregates_keep_tied_rows_together():
+    """Peers are what rank and a range frame mean: no tie-breaker there."""
+    sql = compile_statements(load_text(SHOP + "model m {\n from orders\n window order amount\n"
+                                       " derive r = rank(), s = sum(amount), n = row_number()\n"
+                                       "}\n", "shop.strata"), "duckdb")[0].sql
+    assert "RANK() OVER (ORDER BY base.amount ASC)" in sql
+    assert "SUM(base.amount) OVER (ORDER BY base.amount ASC)" in sql
+    assert "ORDER BY base.amount ASC, base.id ASC, base.customer_id ASC, base.status ASC, " \
+        "base.ordered_at ASC\n  ) AS n" in sql
+
+
+@pytest.mark.parametrize("data", [TIED, TIED_REVERSED])
+def test_last_value_over_the_default_frame_is_the_last_tie_in_tie_order(data):
+    rows = run_model("model m {\n from orders\n window order amount\n"
+                     " derive l = last_value(status), f = first_value(status)\n"
+                     " select id, l, f\n}", "m", data=data)
+    assert rows == sorted([(1, "b", "z"), (2, "b", "z"), (3, "b", "z"), (4, "z", "z"),
+                           (5, "z", "z")], key=repr)
+
+
+def test_first_or_last_value_over_a_range_offset_is_e111():
+    found = diagnostics("model m {\n from orders\n window order ordered_at range between 1 "
+                        "preceding and current row\n derive f = first_value(status)\n}")
+    assert found[0][0] == "E111"
+
+
+def test_postgres_orders_text_keys_by_code_point():
+    module = load_text(SHOP + "model m {\n from orders\n sort status\n take 2\n}", "shop.strata")
+    sql = compile_statements(module, "postgres")[0].sql
+    assert 'base.status COLLATE "C" ASC' in sql

@@ -883,7 +883,9 @@ class ModelResolver:
                 self.error("E030", f"cannot order by a list ({typed.type})", key.expr.span,
                            "order by a scalar, e.g. length(tags)")
                 continue
-            out.append(OrderKey(_inline(typed.node, self.defs), key.desc, bool(key.nulls_first)))
+            node = _inline(typed.node, self.defs)
+            node.type = typed.type.to_sqlglot()  # a text key is collated where engines differ
+            out.append(OrderKey(node, key.desc, bool(key.nulls_first)))
         return out
 
     def _keys(self, columns: tuple[ast.Column, ...]) -> list[exp.Expression]:
@@ -910,7 +912,9 @@ class ModelResolver:
                                                   for s in self.stages) else ""))
             return
         order = [OrderKey(k.expr.copy(), k.desc, k.nulls_first) for k in self.sort]
-        self.stages.append(TakeStage(step.count, order, self._keys(step.by)))
+        by = self._keys(step.by)
+        order += self._ties(order, by)
+        self.stages.append(TakeStage(step.count, order, by))
 
     def _distinct(self, step: ast.Distinct) -> None:
         self.phase = "post"
@@ -922,7 +926,10 @@ class ModelResolver:
                        "keeps the latest")
             return
         by = self._keys(step.by)
-        self.stages.append(DistinctStage(by, self._order(step.order, "distinct"),
+        order = self._order(step.order, "distinct")
+        if by:
+            order += self._ties(order, by)
+        self.stages.append(DistinctStage(by, order,
                                          [] if step.by else self.scope.output_cols()))
         if not step.by:  # rows are compared on what they output: only that stays
             self.scope = Scope([Entry(c) for c in self.scope.output_cols()],
@@ -931,15 +938,18 @@ class ModelResolver:
     def _window(self, step: ast.Window, derive: ast.Derive) -> None:
         self.phase = "post"
         partition = self._keys(step.by)
-        order = [k.node(k.expr) for k in self._order(step.order, "window")]
+        keys = self._order(step.order, "window")
+        order = [k.node(k.expr) for k in keys]
         frame = self._frame(step, order)
+        total = [*order, *(k.node(k.expr) for k in self._ties(keys, partition))]
         items = []
         for item in derive.items:
             typer = self.typer("window", allow_aggregate=True, over=True)
             typed = typer.type(item.expr)
             if self._clash(item.name, item.span):
                 continue
-            node, calls = W.over(_inline(typed.node, self.defs), partition, order, frame)
+            node, calls = W.over(_inline(typed.node, self.defs), partition, order, frame,
+                                 total)
             if typed.type != ERROR and not calls:
                 self.error("E098", f"`{item.name}` computes nothing over the window",
                            item.expr.span, "use a window function or an aggregate, e.g. "
@@ -950,6 +960,17 @@ class ModelResolver:
                 self.error("E099", f"`{item.name}` needs an ordered window", item.expr.span,
                            "order the window: `window by k order t`; without an order "
                            "the result would change from run to run")
+                continue
+            edge = next((c for c in calls if order and isinstance(c, W.FRAMED_VALUES)
+                         and W.tie_free(c, partition, order, frame, total) is None), None)
+            if edge is not None:
+                name = "first_value" if isinstance(edge, exp.FirstValue) else "last_value"
+                self.error("E111", f"`{name}` over a range frame with an offset reads a row among ties",
+                           item.expr.span,
+                           "a range frame bound an offset away from the current row holds "
+                           "tied rows (or none): count rows instead, `rows between 3 "
+                           "preceding and current row` (Strata orders ties by the "
+                           "remaining columns)")
                 continue
             if any(W.is_distinct_aggregate(c) for c in calls):
                 self.error("E102", "`count_distinct` over a window", item.expr.span,
@@ -985,6 +1006,12 @@ class ModelResolver:
                        "`rows between 3 preceding and current row`")
             return None
         return W.frame_spec(frame.kind, *bounds)
+
+    def _ties(self, keys: list[OrderKey], by: list[exp.Expression]) -> list[OrderKey]:
+        """The tie-breakers after an order: the scope's other columns
+        (windows.tie_breakers)."""
+        cols = [e.col for e in self.scope.entries]
+        return W.tie_breakers(cols, self.defs, W.plain_keys([*by, *(k.expr for k in keys)]))
 
     # ------------------------------------------------------------ helpers
     def _clash(self, name: str, span: Span) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from strata.plan import Col, ColRef, OrderKey, colref
 from strata.semantics import types as T
 from strata.semantics.functions import Function
 
@@ -85,19 +86,32 @@ WINDOWED = (*RANKING, *FRAMED_VALUES, exp.AggFunc)
 
 
 def over(node: exp.Expression, partition: list[exp.Expression], order: list[exp.Ordered],
-         frame: exp.WindowSpec | None) -> tuple[exp.Expression, list[exp.Expression]]:
+         frame: exp.WindowSpec | None, total: list[exp.Ordered] | None = None,
+         ) -> tuple[exp.Expression, list[exp.Expression]]:
     """`node` with each outermost window function or aggregate call wrapped in an
-    OVER clause; also returns the calls wrapped (for the caller's checks)."""
+    OVER clause; also returns the calls wrapped (for the caller's checks).
+
+    `total` is `order` with the tie-breakers after it: what an order-sensitive call
+    (ORDER_SENSITIVE, or an aggregate over a ROWS frame) is ordered by. Ranks, and
+    aggregates over a RANGE frame, take tied rows together and keep `order`."""
     calls = [n for n in node.walk() if isinstance(n, WINDOWED)
              and not any(isinstance(a, WINDOWED) for a in _ancestors(n, node))]
     wrapped = []
     for call in calls:
-        window = exp.Window(this=call.copy(), partition_by=[p.copy() for p in partition],
+        call_partition, call_order = partition, order
+        call_frame = None if isinstance(call, RANKING) else frame
+        if total is not None and order and (
+                isinstance(call, ORDER_SENSITIVE)
+                or (call_frame is not None and call_frame.args["kind"] == "ROWS")):
+            tied = tie_free(call, partition, order, call_frame, total)
+            if tied is not None:
+                call_partition, call_order, call_frame = tied
+        window = exp.Window(this=call.copy(), partition_by=[p.copy() for p in call_partition],
                             over="OVER")
-        if order:
-            window.set("order", exp.Order(expressions=[o.copy() for o in order]))
-        if frame is not None and not isinstance(call, RANKING):
-            window.set("spec", frame.copy())
+        if call_order:
+            window.set("order", exp.Order(expressions=[o.copy() for o in call_order]))
+        if call_frame is not None:
+            window.set("spec", call_frame.copy())
         wrapped.append(call)
         if call is node:
             return window, wrapped
@@ -147,3 +161,89 @@ def bound_position(bound: str, side: str | None, offset: int | None) -> float:
         return 0
     sign = -1 if side == "preceding" else 1
     return sign * (float("inf") if bound == "unbounded" else offset)
+
+
+# ------------------------------------------------------------ ties (issue 16)
+# Which rows `take` keeps, which row `distinct by ... order` keeps, and what an
+# order-sensitive window function gives a row must not depend on how the engine
+# happens to read rows that tie on the user's order: content identity (and the
+# differential guarantee) would break. Strata orders such ties itself, by the
+# remaining columns in scope: ascending, NULLs last, text by code point (the
+# dialects collate), a double's -0.0 before 0.0 (DuckDB, PostgreSQL and Spark take
+# them as equal and order NaN after every number, so a sign key follows the value).
+
+# whose value a row gets depends on the rows' order even among ties
+ORDER_SENSITIVE = (exp.RowNumber, exp.Ntile, exp.Lag, exp.Lead, *FRAMED_VALUES)
+
+
+def tie_breakers(cols: list[Col], defs: dict[int, exp.Expression],
+                 known: set[int]) -> list[OrderKey]:
+    """Order keys over `cols` (the scope, in its order) that break every tie of an
+    order. `known` are the columns the user's keys (or partition) already hold. A
+    column computed from columns already ordered (and by no window) adds nothing and
+    is left out, so the SQL does not grow with every `derive`. A list column has no
+    order every engine agrees on and is left out too: rows that differ only in a list
+    stay in the engine's order (docs/LANGUAGE.md, Ties)."""
+    settled = set(known)
+    keys: list[OrderKey] = []
+    for col in cols:
+        if col.id in settled or col.type.kind == "error":
+            continue
+        node = defs.get(col.id)
+        if node is not None and node.find(exp.Window) is None and \
+                {r.col_id for r in node.find_all(ColRef)} <= settled:
+            settled.add(col.id)
+            continue
+        if col.type.kind == "list":
+            continue
+        settled.add(col.id)
+        keys.append(OrderKey(_typed_ref(col), desc=False, nulls_first=False))
+        if col.type.kind == "double":
+            sign = exp.Atan2(this=_typed_ref(col), expression=exp.Literal.number(-1))
+            sign.type = col.type.to_sqlglot()
+            keys.append(OrderKey(sign, desc=False, nulls_first=False))
+    return keys
+
+
+def _typed_ref(col: Col) -> ColRef:
+    ref = colref(col)
+    ref.type = col.type.to_sqlglot()  # text keys are collated by code point where needed
+    return ref
+
+
+def plain_keys(nodes: list[exp.Expression]) -> set[int]:
+    """Columns an order or partition holds as a whole key (`order id`, not `order -id`
+    -- which orders the same, but a plain column is all this looks for)."""
+    return {n.col_id for n in nodes if isinstance(n, ColRef)}
+
+
+Over = tuple[list[exp.Expression], list[exp.Ordered], "exp.WindowSpec | None"]
+
+
+def tie_free(call: exp.Expression, partition: list[exp.Expression], order: list[exp.Ordered],
+             frame: exp.WindowSpec | None, total: list[exp.Ordered]) -> Over | None:
+    """(partition, order, frame) that give an order-sensitive call one value whatever
+    the engine's order of tied rows; None when no such spelling exists (E111).
+
+    A ROWS frame just takes the total order. first_value/last_value over a RANGE frame
+    (the default) read the frame's edge row, and a RANGE frame's edges are whole groups
+    of tied rows (peers): an edge at the partition's end is the partition's edge row in
+    the total order (the same rows frame); an edge at the current row is the current
+    row's peer group's edge row, i.e. the edge of a partition by the order's keys too,
+    ordered by the tie-breakers. An edge an offset away has no such spelling."""
+    if not isinstance(call, FRAMED_VALUES) or (frame is not None and frame.args["kind"] == "ROWS"):
+        return partition, total, frame
+    spec = frame or exp.WindowSpec(kind="RANGE", start="UNBOUNDED", start_side="PRECEDING",
+                                   end="CURRENT ROW")
+    first = isinstance(call, exp.FirstValue)
+    edge = (spec.args["start"], spec.args.get("start_side")) if first else \
+        (spec.args["end"], spec.args.get("end_side"))
+    other = spec.args["end"] if first else spec.args["start"]
+    if isinstance(other, exp.Expression) or isinstance(edge[0], exp.Expression):
+        return None  # an offset: the frame may hold no row, or end inside a peer group
+    whole = exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING",
+                           end="UNBOUNDED", end_side="FOLLOWING")
+    if edge[0] == "UNBOUNDED":
+        return partition, total, whole
+    peers = [*partition, *(o.this.copy() for o in order)]
+    return peers, total[len(order):], whole

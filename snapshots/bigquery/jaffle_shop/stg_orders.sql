@@ -17,9 +17,13 @@ WITH base AS (
     base.ordered_at,
     base.store_id,
     base.subtotal,
+    base.tax_paid,
     base.order_total,
     base.updated_at,
-    ROW_NUMBER() OVER (PARTITION BY base.id ORDER BY base.updated_at DESC) AS __row
+    ROW_NUMBER() OVER (
+      PARTITION BY base.id
+      ORDER BY base.updated_at DESC, base.customer ASC NULLS LAST, base.ordered_at ASC NULLS LAST, base.store_id ASC NULLS LAST, base.subtotal ASC NULLS LAST, base.tax_paid ASC NULLS LAST, base.order_total ASC NULLS LAST
+    ) AS __row
   FROM base
 )
 SELECT

@@ -17,9 +17,13 @@ WITH base AS (
     base.ordered_at,
     base.store_id,
     base.subtotal,
+    base.tax_paid,
     base.order_total,
     base.updated_at,
-    ROW_NUMBER() OVER (PARTITION BY base.id ORDER BY base.updated_at DESC NULLS LAST) AS __row
+    ROW_NUMBER() OVER (
+      PARTITION BY base.id
+      ORDER BY base.updated_at DESC NULLS LAST, base.customer ASC, base.ordered_at ASC, base.store_id ASC, base.subtotal ASC, base.tax_paid ASC, base.order_total ASC
+    ) AS __row
   FROM base
 )
 SELECT

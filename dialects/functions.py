@@ -466,6 +466,119 @@ def date_format_mysql(node: exp.Expression) -> exp.Expression:
                                                           exp.Literal.string(pattern)])
 
 
+# ---------------------------------------------------------------- try_cast
+
+# DuckDB's text -> BIGINT forms (its TRY_CAST is NULL on anything else): ASCII
+# whitespace around (before a hex or binary number only), digits grouped by single
+# underscores, a sign, a fraction (rounded half away from zero), an exponent
+_WS = "[ \t\n\r\x0b\x0c]*"
+_DIGITS = "[0-9](?:_?[0-9])*"
+INT_DECIMAL = (f"^{_WS}[+-]?(?:{_DIGITS}(?:\\.(?:{_DIGITS})?)?|\\.{_DIGITS})"
+               f"(?:[eE][+-]?{_DIGITS})?{_WS}$")
+INT_HEX = f"^{_WS}0[xX][0-9a-fA-F](?:_?[0-9a-fA-F])*$"
+INT_BINARY = f"^{_WS}0[bB][01](?:_?[01])*$"
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+TRUE_WORDS = ("true", "t", "yes", "y", "1")
+FALSE_WORDS = ("false", "f", "no", "n", "0")
+
+
+def _matches(engine: str, s: exp.Expression, pattern: str) -> exp.Expression:
+    """`s` matches `pattern` (the portable subset), spelled for `engine`."""
+    node = exp.Anonymous(this="REGEXP_MATCHES", expressions=[s.copy(), exp.Literal.string(pattern)])
+    node.meta[TAG] = "regexp_matches"
+    return REGEXP[engine]["regexp_matches"](node)
+
+
+def _in_words(s: exp.Expression, words: tuple[str, ...]) -> exp.Expression:
+    return exp.In(this=exp.Lower(this=s.copy()),
+                  expressions=[exp.Literal.string(w) for w in words])
+
+
+def try_bool(node: exp.Expression) -> exp.Expression:
+    """DuckDB's words, in any case and without spaces; NULL for anything else."""
+    s = node.this
+    return _case((_in_words(s, TRUE_WORDS), exp.true()), (_in_words(s, FALSE_WORDS), exp.false()))
+
+
+def _within_int64(value: exp.Expression) -> exp.Expression:
+    return exp.Between(this=value, low=exp.Literal.number(INT64[0]),
+                       high=exp.Literal.number(INT64[1]))
+
+
+def _digits_of(s: exp.Expression) -> exp.Expression:
+    """The digits of a hex or binary text: after the whitespace and `0x`, without
+    underscores and leading zeros ('' for zero)."""
+    body = exp.Replace(this=exp.Trim(this=s.copy(), expression=exp.Literal.string(" \t\n\r\x0b\x0c"),
+                                     position="LEADING"),
+                       expression=exp.Literal.string("_"), replacement=exp.Literal.string(""))
+    rest = exp.Substring(this=body, start=num(3))
+    return exp.Trim(this=rest, expression=exp.Literal.string("0"), position="LEADING")
+
+
+def _radix_fits(digits: exp.Expression, width: int, top: str) -> exp.Expression:
+    """At most 2^63 - 1: fewer than `width` digits, or `width` of them the first at
+    most `top` (hex: 16 digits up to 7fff...; binary: 63 digits, top '1')."""
+    return exp.Or(this=exp.LT(this=exp.Length(this=digits.copy()), expression=num(width)),
+                  expression=exp.And(
+        this=exp.EQ(this=exp.Length(this=digits.copy()), expression=num(width)),
+        expression=exp.LTE(this=exp.Substring(this=digits.copy(), start=num(1), length=num(1)),
+                           expression=exp.Literal.string(top))))
+
+
+TryInt = Callable[[exp.Expression], exp.Expression]
+
+
+def try_int(engine: str, rounded: TryInt, from_hex: TryInt, from_binary: TryInt) -> Spelling:
+    """try_cast(text as int) as DuckDB: each accepted form by its pattern, then the
+    value (`rounded`: the decimal text rounded half away from zero, NULL when no
+    number; `from_hex`, `from_binary`: the digits' value) inside int64, else NULL."""
+    def spell(node: exp.Expression) -> exp.Expression:
+        if not node.to.is_type("BIGINT"):
+            return try_bool(node)
+        s = node.this
+        plain = exp.Replace(this=s.copy(), expression=exp.Literal.string("_"),
+                            replacement=exp.Literal.string(""))
+        value = rounded(plain)
+        hexes, bits = _digits_of(s), _digits_of(s)
+        return _case(
+            (_matches(engine, s, INT_DECIMAL),
+             _case((_within_int64(value), cast(value.copy(), "BIGINT")))),
+            (_matches(engine, s, INT_HEX),
+             _case((_radix_fits(hexes, 16, "7"), from_hex(hexes.copy())))),
+            (_matches(engine, s, INT_BINARY),
+             _case((_radix_fits(bits, 63, "1"), from_binary(bits.copy())))))
+    return spell
+
+
+def _pg_rounded(text: exp.Expression) -> exp.Expression:
+    return exp.Round(this=cast(text, "DECIMAL"))
+
+
+def _pg_bits(hex_digits: bool) -> TryInt:
+    """PostgreSQL: the digits as a 64-bit BIT string, read as a BIGINT."""
+    def value(digits: exp.Expression) -> exp.Expression:
+        padded = exp.Pad(this=digits, expression=num(16 if hex_digits else 64),
+                         fill_pattern=exp.Literal.string("0"), is_left=True)
+        if hex_digits:
+            padded = exp.DPipe(this=exp.Literal.string("x"), expression=padded, safe=True)
+        return cast(cast(padded, exp.DataType.build("BIT(64)", dialect="postgres")), "BIGINT")
+    return value
+
+
+def _spark_rounded(text: exp.Expression) -> exp.Expression:
+    """Spark: the text as DECIMAL(38, 0) (rounding half up, Java's BigDecimal;
+    NULL past 38 digits)."""
+    return exp.TryCast(this=text, to=exp.DataType.build("DECIMAL(38, 0)"), safe=True)
+
+
+def _spark_conv(base: int) -> TryInt:
+    def value(digits: exp.Expression) -> exp.Expression:
+        converted = exp.Anonymous(this="CONV", expressions=[
+            exp.Concat(expressions=[exp.Literal.string("0"), digits]), num(base), num(10)])
+        return cast(converted, "BIGINT")
+    return value
+
+
 # ---------------------------------------------------------------- the tables
 
 def _snowflake_occurrence(every: bool) -> list[exp.Expression]:
@@ -496,6 +609,8 @@ REGEXP = {  # engine -> the regexp_* spellings (dialects/regex.py)
 
 
 NO_EXACT_QUANTILE = "only an approximate or window-only percentile"
+NO_TRY_CAST = ("its text-to-number reading has not been checked against DuckDB's forms "
+               "(try_cast runs on duckdb, postgres and spark)")
 
 POSTGRES: dict[str, Spelling] = {
     "greatest": c_collation_items, "least": c_collation_items,
@@ -505,6 +620,7 @@ POSTGRES: dict[str, Spelling] = {
     "make_date": make_date_named("MAKE_DATE", "INT"),
     "strftime": to_char("postgres"),
     "string_agg": string_agg_c_order,
+    "try_cast": try_int("postgres", _pg_rounded, _pg_bits(True), _pg_bits(False)),
     **REGEXP["postgres"],
 }
 
@@ -515,6 +631,7 @@ SPARK: dict[str, Spelling] = {
     "strftime": date_format_java,
     "string_agg": string_agg_sorted_list,
     "quantile_cont": percentile,
+    "try_cast": try_int("spark", _spark_rounded, _spark_conv(16), _spark_conv(2)),
     **REGEXP["spark"],
 }
 
@@ -525,6 +642,7 @@ SNOWFLAKE: dict[str, Spelling] = {
     "make_date": make_date_named("DATE_FROM_PARTS"),
     "strftime": to_char("snowflake"),
     "string_agg": string_agg_within_group,
+    "try_cast": refuse("snowflake", NO_TRY_CAST),
     **REGEXP["snowflake"],
 }
 
@@ -539,6 +657,7 @@ BIGQUERY: dict[str, Spelling] = {
     "string_agg": string_agg_plain_order,
     "median": refuse("bigquery", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("bigquery", NO_EXACT_QUANTILE),
+    "try_cast": refuse("bigquery", NO_TRY_CAST),
     **REGEXP["bigquery"],
 }
 
@@ -553,5 +672,6 @@ TRINO: dict[str, Spelling] = {
     "string_agg": string_agg_within_group,
     "median": refuse("trino", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("trino", NO_EXACT_QUANTILE),
+    "try_cast": refuse("trino", NO_TRY_CAST),
     **REGEXP["trino"],
 }

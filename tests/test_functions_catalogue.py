@@ -13,12 +13,15 @@ corner module tests/differential/functions2 (tests/test_differential.py).
 from __future__ import annotations
 
 import math
+import re
 from datetime import date, datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import duckdb
 import pytest
 import sqlglot
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dialects
 import strata
@@ -350,3 +353,82 @@ def test_a_function_left_out_names_the_portable_one(expr, hint):
     found = [(d.code, d.hint) for d in module.diagnostics]
     assert [c for c, _ in found] == ["E016"], found
     assert hint in (found[0][1] or "")
+
+
+# ---------------------------------------------------------------- try_cast
+
+def test_try_cast_is_null_where_the_cast_fails_on_duckdb():
+    query = sql(model("try_cast(status as int)", False), "duckdb")
+    assert "TRY_CAST(base.status AS BIGINT)" in query
+    con = duckdb.connect()
+    con.execute("CREATE TABLE orders (id BIGINT, amount DECIMAL(10, 2), status VARCHAR)")
+    con.executemany("INSERT INTO orders VALUES (?, 1, ?)",
+                    [(1, " 2.5 "), (2, "0x1f"), (3, "1_000"), (4, "paid"), (5, None)])
+    assert con.execute(query).fetchall() == [(3,), (31,), (1000,), (None,), (None,)]
+
+
+@pytest.mark.parametrize(("expr", "dialect"), [
+    ("try_cast(status as int)", "snowflake"), ("try_cast(status as bool)", "bigquery"),
+    ("try_cast(status as int)", "trino"),
+])
+def test_try_cast_of_text_on_an_engine_not_checked_is_E091(expr, dialect):
+    codes = diagnostics(model(expr, False), dialect)
+    assert [c for c, _ in codes] == ["E091"], codes
+    assert "`try_cast`" in codes[0][1] and dialect in codes[0][1]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_try_cast_that_cannot_fail_is_a_plain_cast_everywhere(dialect):
+    """to text, int to double: no value fails, so every engine takes the cast."""
+    text = sql(model("try_cast(id as text) || try_cast(status as text)", False), dialect)
+    text += sql(model("try_cast(id as double) + try_cast(amount as double)", False), dialect)
+    assert "TRY" not in text.upper() and "CAST(base.id AS" in text
+
+
+@pytest.mark.parametrize(("expr", "problem"), [
+    ("try_cast(status as double)", "try_cast of text to double is not supported"),
+    ("try_cast(amount as int)", "try_cast of decimal(10, 2) to int is not supported"),
+    ("try_cast(status as date)", "reads text as int or bool"),
+])
+def test_a_try_cast_strata_does_not_read_alike_is_E035(expr, problem):
+    codes = diagnostics(model(expr, False))
+    assert [c for c, _ in codes] == ["E035"], codes
+    assert problem in codes[0][1]
+
+
+@pytest.mark.parametrize(("dialect", "spelled"), [
+    ("postgres", "CAST(CAST('x' || LPAD("),  # hex through a 64-bit BIT string
+    ("postgres", "ROUND(CAST(REPLACE(base.status, '_', '') AS DECIMAL))"),
+    ("spark", "TRY_CAST(REPLACE(base.status, '_', '') AS DECIMAL(38, 0))"),
+    ("spark", "CONV("),
+])
+def test_try_cast_spells_duckdbs_forms_out(dialect, spelled):
+    assert spelled in sql(model("try_cast(status as int)", False), dialect)
+
+
+# Text made of the characters DuckDB's integer forms are built from
+FORM_TEXT = st.text(alphabet="0123456789_.eE+-xXbBaf \t\n", max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(FORM_TEXT)
+def test_the_int_forms_the_engines_are_told_are_exactly_duckdbs(text):
+    """The patterns PostgreSQL and Spark test before reading a number (dialects/
+    functions.py) accept exactly what DuckDB's TRY_CAST reads, to the same value:
+    a decimal rounded half away from zero, hex and binary, inside 64 bits."""
+    from dialects import functions as D
+
+    def value():
+        if re.fullmatch(D.INT_DECIMAL[1:-1], text):
+            number = Decimal(text.strip(" \t\n\r\x0b\x0c").replace("_", ""))
+            return int(number.to_integral_value(rounding=ROUND_HALF_UP))
+        for pattern, base in ((D.INT_HEX, 16), (D.INT_BINARY, 2)):
+            if re.fullmatch(pattern[1:-1], text):
+                return int(text.lstrip(" \t\n\r\x0b\x0c")[2:].replace("_", ""), base)
+        return None
+
+    want = value()
+    if want is not None and not D.INT64[0] <= want <= D.INT64[1]:
+        want = None
+    got = duckdb.connect().execute("SELECT TRY_CAST(? AS BIGINT)", [text]).fetchone()[0]
+    assert got == want

@@ -253,6 +253,11 @@ class ExpressionTyper:
             return Typed(exp.Null(), ERROR, inner.refs, inner.aggregate)
         if inner.type != ERROR and not T.castable(inner.type, target):
             return self.error("E035", f"cannot cast {inner.type} to {target}", node.span)
+        if node.safe and inner.type != ERROR:
+            built = F.try_cast(typed(inner), inner.type, target)
+            if isinstance(built, str):
+                return self.error("E035", built, node.span, "use cast(x as T), which fails loudly")
+            return Typed(built, target, inner.refs, inner.aggregate)
         return Typed(exp.Cast(this=typed(inner), to=target.to_sqlglot()), target, inner.refs,
                      inner.aggregate)
 

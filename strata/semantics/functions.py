@@ -483,6 +483,32 @@ def _extremes(name: str, cls: type[exp.Func]):
     return build
 
 
+# ---------------------------------------------------------------- try_cast
+
+# what try_cast reads text as: each engine's spelling reproduces DuckDB's accepted
+# forms exactly (dialects/functions.py), so NULL means the same on every engine
+TRY_CAST_TARGETS = ("int", "bool")
+
+def _cannot_fail(source: T.Type, target: T.Type) -> bool:
+    """Casts that succeed on every value, which try_cast leaves plain."""
+    if target.kind == "text" or source.kind == "null" or source == target:
+        return True
+    pairs = {("int", "double"), ("decimal", "double"), ("date", "timestamp"),
+             ("timestamp", "date"), ("bool", "int"), ("int", "bool")}
+    return (source.kind, target.kind) in pairs
+
+
+def try_cast(node: exp.Expression, source: T.Type, target: T.Type) -> exp.Expression | str:
+    """try_cast(x as T): DuckDB's TRY_CAST, tagged so each engine spells its accepted
+    forms; or the plain cast where none can fail; or what is not supported."""
+    if source.kind == "text" and target.kind in TRY_CAST_TARGETS:
+        return tagged("try_cast", exp.TryCast(this=node, to=target.to_sqlglot()))
+    if _cannot_fail(source, target):
+        return exp.Cast(this=node, to=target.to_sqlglot())
+    return (f"try_cast of {source} to {target} is not supported: it reads text as "
+            f"{' or '.join(TRY_CAST_TARGETS)}, and leaves casts that cannot fail plain")
+
+
 CATALOGUE: dict[str, Function] = {f.name: f for f in [
     Function("coalesce", 1, None, _coalesce, _duck("coalesce"),
              signature="coalesce(x: T, ...) -> T",

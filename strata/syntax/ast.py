@@ -128,6 +128,7 @@ class Cast:
     operand: Expr
     to: TypeRef
     span: Span = field(compare=False)
+    safe: bool = False  # try_cast: NULL where the cast would fail
 
 
 @dataclass(frozen=True)

@@ -499,6 +499,9 @@ class _ToAst(Transformer):
     def cast(self, meta, children):
         return ast.Cast(children[0], children[1], self.S(meta))
 
+    def try_cast(self, meta, children):
+        return ast.Cast(children[0], children[1], self.S(meta), safe=True)
+
     def extract(self, meta, children):
         return ast.Extract(str(children[0]).lower(), children[1], self.S(meta))
 
@@ -558,7 +561,7 @@ _EXPECT_WORDS = {
 # Where any expression may start, say so instead of listing its first tokens.
 _EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
 _EXPRESSION_TOKENS = _EXPRESSION_START | {"LSQB", "MINUS", "NOT", "CASE", "CAST",
-                                          "EXTRACT", "TRUE", "FALSE", "NULL"}
+                                          "TRY_CAST", "EXTRACT", "TRUE", "FALSE", "NULL"}
 
 
 def _describe_expected(expected: set[str]) -> str:

@@ -172,4 +172,5 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E110": ("init's directory is not empty", "strata init DIR on a DIR holding files"),
     "E111": ("first_value/last_value over a range frame with an offset",
              "window order t range between 1 preceding and current row then first_value(x)"),
+    "E112": ("join_cross with a condition", "join_cross customers on customers.id = customer_id"),
 }

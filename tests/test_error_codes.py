@@ -171,6 +171,9 @@ CASES = [
          "model m {\n  from orders\n  window order amount range between 1 preceding and "
          "current row\n  derive f = first_value(status)\n}\n",
          4, 14, "first_value(status)"),
+    Case("E112",
+         "model m {\n  from orders\n  join_cross customers on customers.id = customer_id\n}\n",
+         3, 3, "join_cross customers on"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;

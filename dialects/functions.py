@@ -299,6 +299,39 @@ def string_agg_plain_order(node: exp.Expression) -> exp.Expression:
     return exp.GroupConcat(this=order, separator=separator)
 
 
+def _listed(node: exp.Expression) -> exp.Expression:
+    return node.this.this.this  # FILTER(ARRAY_AGG(ORDER(value ...)))
+
+
+def list_agg_c_order(node: exp.Expression) -> exp.Expression:
+    """PostgreSQL: ARRAY_AGG ordered by a text COLLATE "C" (code points)."""
+    value = _listed(node)
+    if not is_a(value, "TEXT", "VARCHAR"):
+        return node
+    key = exp.Collate(this=_paren(value.copy()), expression=exp.to_identifier("C", quoted=True))
+    order = node.this.this
+    order.set("expressions", [exp.Ordered(this=key, nulls_first=False)])
+    return node
+
+
+def list_agg_sorted(node: exp.Expression) -> exp.Expression:
+    """Spark: the collected non-NULL values sorted (ARRAY_SORT: NaN last, text by
+    UTF-8 bytes, which is code-point order); NULL for none (COLLECT_LIST gives [])."""
+    value = _listed(node)
+    listed = exp.Anonymous(this="ARRAY_SORT", expressions=[
+        exp.Anonymous(this="COLLECT_LIST", expressions=[value.copy()])])
+    return _null_on_none(value, listed)
+
+
+def list_agg_within_group(node: exp.Expression) -> exp.Expression:
+    """Snowflake: ARRAY_AGG(x) WITHIN GROUP (ORDER BY x) skips NULLs and gives [] for
+    none: NULL there."""
+    value = _listed(node)
+    agg = exp.WithinGroup(this=exp.ArrayAgg(this=value.copy()), expression=exp.Order(
+        expressions=[exp.Ordered(this=value.copy(), nulls_first=False)]))
+    return _null_on_none(value, agg)
+
+
 def percentile(node: exp.Expression) -> exp.Expression:
     """Spark's exact interpolated quantile: PERCENTILE(x, q)."""
     return exp.Anonymous(this="PERCENTILE", expressions=[node.this, node.expression])
@@ -619,7 +652,7 @@ POSTGRES: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": log10_function, "exp": guarded_exp,
     "make_date": make_date_named("MAKE_DATE", "INT"),
     "strftime": to_char("postgres"),
-    "string_agg": string_agg_c_order,
+    "string_agg": string_agg_c_order, "list_agg": list_agg_c_order,
     "try_cast": try_int("postgres", _pg_rounded, _pg_bits(True), _pg_bits(False)),
     **REGEXP["postgres"],
 }
@@ -629,7 +662,7 @@ SPARK: dict[str, Spelling] = {
     "sign": sign_by_comparison, "ln": guarded_ln, "log10": guarded_ln,
     "date_add": timestampadd,
     "strftime": date_format_java,
-    "string_agg": string_agg_sorted_list,
+    "string_agg": string_agg_sorted_list, "list_agg": list_agg_sorted,
     "quantile_cont": percentile,
     "try_cast": try_int("spark", _spark_rounded, _spark_conv(16), _spark_conv(2)),
     **REGEXP["spark"],
@@ -641,7 +674,7 @@ SNOWFLAKE: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": guarded_ln, "exp": guarded_exp,
     "make_date": make_date_named("DATE_FROM_PARTS"),
     "strftime": to_char("snowflake"),
-    "string_agg": string_agg_within_group,
+    "string_agg": string_agg_within_group, "list_agg": list_agg_within_group,
     "try_cast": refuse("snowflake", NO_TRY_CAST),
     **REGEXP["snowflake"],
 }
@@ -655,6 +688,8 @@ BIGQUERY: dict[str, Spelling] = {
     "date_add": datetime_add,
     "strftime": format_datetime,
     "string_agg": string_agg_plain_order,
+    "list_agg": refuse("bigquery", "no array there is NULL, and none with a NULL element "
+                       "can be returned: an empty group's list would not be NULL"),
     "median": refuse("bigquery", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("bigquery", NO_EXACT_QUANTILE),
     "try_cast": refuse("bigquery", NO_TRY_CAST),

@@ -43,6 +43,7 @@ DIALECTS = tuple(dialects.DIALECTS)
 REFUSED = {
     ("median", "bigquery"), ("median", "trino"),
     ("quantile_cont", "bigquery"), ("quantile_cont", "trino"),
+    ("list_agg", "bigquery"),
 }
 
 
@@ -235,6 +236,29 @@ def test_string_agg_is_the_same_text_whatever_the_row_order():
         con.executemany("INSERT INTO orders VALUES (?, ?, ?)", rows)
         results.add(con.execute(query).fetchone()[0])
     assert results == {"paid,paid,void"}
+
+
+def test_list_agg_is_the_same_list_whatever_the_row_order():
+    """The non-NULL values in ascending order: the list, like string_agg's text, is
+    content a snapshot hashes; a group of NULLs only gives NULL, not []."""
+    query = sql(model("list_agg(status)", True), "duckdb")
+    con = duckdb.connect()
+    results = []
+    for rows in (ORDERS, ORDERS[::-1], ORDERS[3:]):
+        con.execute("CREATE OR REPLACE TABLE orders (id BIGINT, amount DECIMAL(10, 2), "
+                    "status VARCHAR)")
+        con.executemany("INSERT INTO orders VALUES (?, ?, ?)", rows)
+        results.append(con.execute(query).fetchone()[0])
+    assert results == [["paid", "paid", "void"], ["paid", "paid", "void"], None]
+
+
+@pytest.mark.parametrize(("dialect", "spelled"), [
+    ("postgres", 'ARRAY_AGG(base.status ORDER BY base.status COLLATE "C")'),
+    ("spark", "ARRAY_SORT(COLLECT_LIST(base.status))"),
+    ("snowflake", "WITHIN GROUP"),
+])
+def test_list_agg_is_ordered_by_code_point_on_each_engine(dialect, spelled):
+    assert spelled in sql(model("list_agg(status)", True), dialect)
 
 
 # ---------------------------------------------------------------- null-safe equality

@@ -410,6 +410,22 @@ def _string_agg(args):
     return tagged("string_agg", exp.GroupConcat(this=order, separator=separator))
 
 
+def _list_agg_type(args):
+    if args[0].kind == "list":
+        return "cannot order lists"
+    return T.list_of(args[0] if args[0].kind != "null" else T.TEXT)
+
+
+def _list_agg(args):
+    """The non-NULL values as a list in ascending order (text by code point): order-free,
+    so a snapshot's content does not depend on the engine's plan; NULL for none."""
+    value = args[0]
+    agg = exp.ArrayAgg(this=exp.Order(this=value, expressions=[
+        exp.Ordered(this=value.copy(), nulls_first=False)]))
+    kept = exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))
+    return tagged("list_agg", exp.Filter(this=agg, expression=exp.Where(this=kept)))
+
+
 def _median(args):
     return tagged("median", exp.Median(this=_double(args[0])))
 
@@ -772,6 +788,11 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
     Function("count_if", 1, 1, _args(("bool",), result=T.INT), _count_if, aggregate=True,
              signature="count_if(b: bool) -> int", doc="rows where b is true; 0 on none",
              example=("count_if(status = 'paid')", 2)),
+    Function("list_agg", 1, 1, _list_agg_type, _list_agg, aggregate=True,
+             signature="list_agg(x: T) -> list<T>",
+             doc="the non-NULL values as a list in ascending order (text by code point; the "
+                 "same list on every engine); NULL on none",
+             example=("list_agg(status)", ["paid", "paid", "void"])),
     Function("string_agg", 2, 2, _args(TXT, TXT, result=T.TEXT), _string_agg,
              aggregate=True, check=_check_separator,
              signature="string_agg(s: text, separator: text literal) -> text",

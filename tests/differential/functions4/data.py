@@ -1,5 +1,7 @@
 """Rows for the functions4 module (see sources.strata)."""
 
+from datetime import date
+
 TABLES = {
     "texts": [
         (1, '12'),
@@ -104,5 +106,12 @@ TABLES = {
         (100, '1e+'),
         (101, '0.5e-0'),
         (102, None),
+    ],
+    "items": [
+        (1, "b", 2.5, date(2024, 2, 29)), (1, "a", None, date(2024, 1, 1)), (1, "B", -1.0, None),
+        (1, "b", 2.5, date(2024, 2, 29)), (1, None, float("nan"), date(1999, 12, 31)),
+        (1, "é", float("-inf"), date(2024, 1, 1)), (1, "😀", float("inf"), None), (1, "e", 0.0, None),
+        (2, None, None, None), (2, None, None, None),
+        (3, "only", 7.0, date(2000, 1, 1)),
     ],
 }

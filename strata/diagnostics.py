@@ -173,4 +173,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E111": ("first_value/last_value over a range frame with an offset",
              "window order t range between 1 preceding and current row then first_value(x)"),
     "E112": ("join_cross with a condition", "join_cross customers on customers.id = customer_id"),
+    "E113": ("a range frame offset on an order key that is not a number",
+             "window order ts range between 1 preceding and current row"),
 }

@@ -174,6 +174,10 @@ CASES = [
     Case("E112",
          "model m {\n  from orders\n  join_cross customers on customers.id = customer_id\n}\n",
          3, 3, "join_cross customers on"),
+    Case("E113",
+         "model m {\n  from orders\n  window order status range between 1 preceding and "
+         "current row\n  derive n = count()\n}\n",
+         3, 23, "range between 1 preceding and current row"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;

@@ -423,3 +423,15 @@ def test_postgres_orders_text_keys_by_code_point():
     module = load_text(SHOP + "model m {\n from orders\n sort status\n take 2\n}", "shop.strata")
     sql = compile_statements(module, "postgres")[0].sql
     assert 'base.status COLLATE "C" ASC' in sql
+
+
+@pytest.mark.parametrize("key", ["status", "date '2024-01-01'", "timestamp '2024-01-01 00:00:00'"])
+def test_a_range_offset_on_a_key_that_is_not_a_number_is_e113(key):
+    """DuckDB counts days on a date and fails on a timestamp; PostgreSQL wants an
+    interval: the offset has no one meaning there."""
+    found = diagnostics(f"model m {{\n from orders\n derive k = {key}\n window order k range "
+                        "between 1 preceding and current row\n derive n = count()\n}")
+    assert [c for c, _ in found] == ["E113"]
+    ok = diagnostics("model m {\n from orders\n window order amount range between 1 preceding "
+                     "and current row\n derive n = count()\n}")
+    assert ok == []

@@ -1005,6 +1005,16 @@ class ModelResolver:
                        frame.span, "order by one number or date, or count rows: "
                        "`rows between 3 preceding and current row`")
             return None
+        key = order[0].this.type
+        if frame.kind == "range" and any(b[0] == "offset" for b in bounds) and key is not None \
+                and not key.is_type("BIGINT", "INT", "DOUBLE", "DECIMAL", "NULL"):
+            self.error("E113", f"a `range` frame with an offset on a {key.sql().lower()} order "
+                       "key", frame.span,
+                       "a range offset is a number in the key's own units, and engines read "
+                       "one on a date or timestamp differently (days, an interval, an error): "
+                       "order by a number, e.g. `date_diff('day', date '2000-01-01', day)`, "
+                       "or count rows: `rows between 3 preceding and current row`")
+            return None
         return W.frame_spec(frame.kind, *bounds)
 
     def _ties(self, keys: list[OrderKey], by: list[exp.Expression]) -> list[OrderKey]:

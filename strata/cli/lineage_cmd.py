@@ -1,0 +1,89 @@
+"""`strata lineage MODULE MODEL.COLUMN [--downstream] [--json]`: where a column comes
+from, down to source columns, or which model columns read it (strata/lineage.py)."""
+
+from __future__ import annotations
+
+import click
+
+from strata.cli.compile_cmds import json_option, load_checked
+from strata.cli.main import cli, console, handled, print_json
+from strata.lineage import (
+    Origin,
+    Reader,
+    column_lineage,
+    downstream,
+    model_lineage,
+    reader_names,
+    split_target,
+)
+
+
+@cli.command(name="lineage")
+@click.argument("module", type=click.Path())
+@click.argument("target", metavar="MODEL.COLUMN")
+@click.option("--downstream", "down", is_flag=True,
+              help="Which model columns read MODEL.COLUMN (a source's column too), "
+                   "directly and through others.")
+@json_option
+@handled
+def lineage_cmd(module: str, target: str, down: bool, as_json: bool) -> None:
+    """Where MODEL.COLUMN of MODULE comes from: each step that makes it, through
+    sub-pipelines and upstream models, down to source columns (MODEL alone: every
+    column). With --downstream, the model columns that read it."""
+    mod = load_checked(module)
+    relation, column = split_target(mod, target)
+    if down:
+        tree = downstream(mod, relation, column if column is not None else "")
+        if as_json:
+            print_json({"column": tree.name, "downstream": tree.to_json(),
+                        "readers": reader_names(tree)})
+        else:
+            _print_lines(_reader_lines(tree))
+        return
+    origins = [column_lineage(mod, relation, column)] if column is not None \
+        else model_lineage(mod, relation)
+    if as_json:
+        print_json({"columns": [{"column": o.name, "sources": o.sources(),
+                                 "lineage": o.to_json()} for o in origins]})
+        return
+    lines: list[str] = []
+    for origin in origins:
+        lines += _origin_lines(origin)
+        lines.append(f"sources: {', '.join(origin.sources()) or '(none: a constant)'}")
+        lines.append("")
+    _print_lines(lines[:-1])
+
+
+def _label(node: Origin) -> str:
+    if node.kind == "source":
+        return f"{node.name}  (source column)"
+    return f"{node.name}  {node.step}" + (f": {node.expression}" if node.expression else "")
+
+
+def _origin_lines(node: Origin, prefix: str = "", last: bool = True,
+                  top: bool = True) -> list[str]:
+    branch = "" if top else ("└─ " if last else "├─ ")
+    lines = [prefix + branch + _label(node)]
+    below = prefix + ("" if top else ("   " if last else "│  "))
+    for i, child in enumerate(node.inputs):
+        lines += _origin_lines(child, below, i == len(node.inputs) - 1, top=False)
+    return lines
+
+
+def _reader_lines(node: Reader, prefix: str = "", last: bool = True,
+                  top: bool = True) -> list[str]:
+    branch = "" if top else ("└─ " if last else "├─ ")
+    label = node.name + ("  (source column)" if node.kind == "source" else "")
+    if top and not node.readers:
+        label += "  (no model reads it)"
+    lines = [prefix + branch + label]
+    below = prefix + ("" if top else ("   " if last else "│  "))
+    for i, child in enumerate(node.readers):
+        lines += _reader_lines(child, below, i == len(node.readers) - 1, top=False)
+    return lines
+
+
+def _print_lines(lines: list[str]) -> None:
+    out = console()
+    for line in lines:
+        out.print(line, markup=False, highlight=False)

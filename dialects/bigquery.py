@@ -63,6 +63,39 @@ def _scaled_decimal(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=exp.Round(this=x, decimals=scale.copy()), to=node.to)
 
 
+def _windowed_null_order(node: exp.Expression) -> exp.Expression:
+    """An aggregate over a window takes no NULLS FIRST/LAST in BigQuery (SQLGlot
+    refuses to write one), and BigQuery's default puts NULLs first ascending and last
+    descending, where Strata's keys say otherwise (NULLs last either way, unless
+    written). Each such key gets `x IS NULL` before it, which orders the NULLs where
+    Strata wants them, and the key itself then takes BigQuery's default. A RANGE
+    frame with an offset reads exactly one key: left as it is (E091)."""
+    if not (isinstance(node, exp.Window) and isinstance(node.this, exp.AggFunc)
+            and node.args.get("order")):
+        return node
+    spec = node.args.get("spec")
+    if spec is not None and spec.args.get("kind") == "RANGE" and any(
+            isinstance(spec.args.get(k), exp.Expression) for k in ("start", "end")):
+        return node
+    keys = []
+    for key in node.args["order"].expressions:
+        desc = bool(key.args.get("desc"))
+        nulls_first = bool(key.args.get("nulls_first"))
+        if nulls_first != desc:  # BigQuery's default already: NULLS FIRST asc, LAST desc
+            keys.append(key.copy())
+            continue
+        missing = exp.Is(this=_paren(key.this.copy()), expression=exp.Null())
+        keys.append(exp.Ordered(this=missing, desc=nulls_first, nulls_first=not nulls_first))
+        keys.append(exp.Ordered(this=key.this.copy(), desc=desc, nulls_first=not desc))
+    window = node.copy()
+    window.set("order", exp.Order(expressions=keys))
+    return window
+
+
+def _paren(x: exp.Expression) -> exp.Expression:
+    return x if isinstance(x, (exp.Column, exp.Literal, exp.Paren, exp.Func)) else exp.Paren(this=x)
+
+
 PARTS = {
     "DAYOFWEEK": shifted("DAYOFWEEK", minus=1),  # Sunday 1 -> DuckDB's Sunday 0
     "WEEK": field("ISOWEEK"),  # DuckDB's week is the ISO week
@@ -76,4 +109,4 @@ DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                             _monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves), _scaled_decimal,
                             ieee_divide_function, double_average,
-                            like_without_escape(clause=False)))
+                            like_without_escape(clause=False), _windowed_null_order))

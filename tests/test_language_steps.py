@@ -13,6 +13,7 @@ import duckdb
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlglot import exp
 
 from strata.compiler import compile_statements
 from strata.semantics.resolve import load_text
@@ -435,3 +436,34 @@ def test_a_range_offset_on_a_key_that_is_not_a_number_is_e113(key):
     ok = diagnostics("model m {\n from orders\n window order amount range between 1 preceding "
                      "and current row\n derive n = count()\n}")
     assert ok == []
+
+
+@pytest.mark.parametrize(("order", "keys"), [
+    ("amount", "ORDER BY base.amount IS NULL ASC, base.amount ASC"),
+    ("amount desc nulls first", "ORDER BY base.amount IS NULL DESC, base.amount DESC"),
+    ("amount desc", "ORDER BY base.amount DESC"),
+    ("amount nulls first", "ORDER BY base.amount ASC"),
+])
+def test_bigquery_windowed_aggregates_order_nulls_by_an_is_null_key(order, keys):
+    """BigQuery takes no NULLS FIRST/LAST in a windowed aggregate (it was E091): an
+    `x IS NULL` key puts the NULLs where Strata says, and the SQL parses back."""
+    import sqlglot
+
+    module = load_text(SHOP + f"model m {{\n from orders\n window order {order}\n"
+                       " derive s = sum(amount)\n}", "shop.strata")
+    sql = compile_statements(module, "bigquery")[0].sql
+    assert keys + ")" in sql
+    assert sqlglot.parse_one(sql, read="bigquery").find(exp.Window) is not None
+    for dialect in ("duckdb", "postgres", "snowflake", "spark", "trino"):
+        rendered = compile_statements(module, dialect)[0].sql
+        sqlglot.parse_one(rendered, read=dialect)
+
+
+def test_bigquery_is_null_key_orders_nulls_as_duckdb():
+    """The rewritten order, run on DuckDB (whose defaults match BigQuery's for these
+    keys), gives DuckDB's own running sums."""
+    module = load_text(SHOP + "model m {\n from orders\n window order amount\n"
+                       " derive s = sum(amount)\n select id, s\n}", "shop.strata")
+    bigquery = compile_statements(module, "bigquery")[0].sql
+    duck = compile_statements(module, "duckdb")[0].sql
+    assert _duck(bigquery, SHOP_DATA) == _duck(duck, SHOP_DATA)

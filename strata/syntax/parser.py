@@ -659,8 +659,8 @@ _SQL_HABITS = (
      "write `{join} X on ...`"),
     (re.compile(r"^\s*join_cross\b.*\bon\b", re.IGNORECASE), "E112",
      "a cross join has no condition: `join_cross` pairs every row with every row",
-     "write `join X on ...` to match rows (or `join many X on ...` when a row may match "
-     "several), or drop the `on ...`"),
+     ("write `join X on ...` to match rows (or `join many X on ...` when a row may match "
+      "several), or drop the `on ...`")),
     (re.compile(r"^\s*where\b", re.IGNORECASE), "E106", "`where` is SQL's spelling",
      "write `filter <condition>`"),
     (re.compile(r"^\s*order\s+by\b", re.IGNORECASE), "E106", "`order by` is SQL's spelling",

@@ -180,8 +180,20 @@ class PinSpec:
     bounds: tuple[int, ...] = ()
     contract: tuple[tuple[str, Type], ...] = ()
     span: Span | None = None
+    relation: RelationRef | None = None  # references: the relation holding the key
+    ref_columns: tuple[str, ...] = ()  # references: its key columns
+    values: tuple[exp.Expression, ...] = ()  # accepted: literal nodes
+    expr: exp.Expression | None = None  # holds: a bool condition over ColRef(output id)
+    text: str = ""  # accepted/holds: the values or condition as SQL, for messages
 
     def describe(self) -> str:
+        if self.kind == "references":
+            return (f"pin references [{', '.join(self.columns)}] -> {self.relation.name} "
+                    f"[{', '.join(self.ref_columns)}]")
+        if self.kind == "accepted":
+            return f"pin accepted {self.columns[0]} in ({self.text})"
+        if self.kind == "holds":
+            return f"pin holds {self.text}"
         if self.kind in ("unique", "not_null"):
             return f"pin {self.kind} [{', '.join(self.columns)}]"
         if self.kind == "rows":

@@ -296,7 +296,8 @@ def _check_incremental_pins(run: Run, plan: Plan, prev: H.SnapshotRecord, snap: 
         log.skipped.append({"check": ", ".join(p.describe() for p in on_delta),
                             "reason": "verified on the previous snapshot; checked on the delta"})
     if on_whole:
-        verified += check_pins(run.wh, internal(snap), _with_pins(plan, on_whole), rows, log)
+        verified += check_pins(run.wh, internal(snap), _with_pins(plan, on_whole), rows, log,
+                               relation_sql_of=run.relation_sql_of)
     return verified
 
 

@@ -33,7 +33,7 @@ from strata.engine.fingerprints import (
     run_id,
 )
 from strata.engine.lanes import Built, LaneAborted, Lanes
-from strata.engine.pins import CheckLog, check_joins, check_pins
+from strata.engine.pins import CheckLog, PinError, Violation, check_joins, check_pins
 from strata.engine.sources import (
     SourceBinding,
     bind_source,
@@ -180,6 +180,10 @@ class Run:
         # the model the engine failed on, and the engine's error
         self.failed: tuple[str, duckdb.Error] | None = None
         self.damaged_content: dict[tuple[str, str], str] = {}  # of quarantined snapshots
+        # a failing pin does not stop the run at once: every model it can still build is
+        # built and checked, and the run then fails with every violation (issue 19)
+        self.pin_failed: dict[str, list[Violation]] = {}
+        self.not_built: dict[str, str] = {}  # model -> the failed upstream it waited on
 
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
@@ -308,6 +312,8 @@ class Run:
                 self._announce()
                 crash_point(f"after_model:{name}")
             self._drain()
+            if self.pin_failed:
+                raise self._pin_failure(closure)
             report.results = [results[m] for m in closure]
             self._flush()
             self._commit_build()
@@ -352,6 +358,34 @@ class Run:
         report.seconds = time.perf_counter() - started
         return report
 
+    def _pin_failure(self, closure: list[str]) -> PinError:
+        """Every violation of every model built, in model order; the models downstream
+        of a failing one were neither built nor checked, and the error says which."""
+        # a model a lane built before its input's pins were checked counts as not built
+        # too, so the report is the same with any number of workers
+        failed, blocked = {}, {}
+        for m in closure:
+            up = next((u for u in self.module.models[m].models_read
+                       if u in failed or u in blocked), None)
+            if up is not None:
+                blocked[m] = blocked.get(up, up)
+            elif m in self.pin_failed:
+                failed[m] = self.pin_failed[m]
+        violations = [v for m in closure for v in failed.get(m, [])]
+        unchecked = [f"`{m}` (upstream `{blocked[m]}` failed)" for m in closure
+                     if m in blocked]
+        note = ("not built or checked: " + ", ".join(unchecked)) if unchecked else None
+        return PinError(violations, note=note)
+
+    def _blocked_by(self, name: str) -> str | None:
+        """The upstream model whose pins failed (directly or further up), if any."""
+        for up in self.module.models[name].models_read:
+            if up in self.pin_failed:
+                return up
+            if up in self.not_built:
+                return self.not_built[up]
+        return None
+
     def _code_fingerprints(self, closure: list[str]) -> dict[str, str]:
         """From the on-disk code cache when this module text was compiled before by
         this compiler, else rendered (and kept there)."""
@@ -388,6 +422,11 @@ class Run:
         upstream = self.module.models[name].models_read
         if not self._pipelines(name):
             self._await_finished(upstream)  # its inputs complete, checked and hashed first
+        blocked = self._blocked_by(name)
+        if blocked is not None:  # its input failed its pins: not built, not checked
+            self.not_built[name] = blocked
+            return ModelResult(name, "skipped", "", reason=f"upstream `{blocked}` failed "
+                               "its pins")
         if name not in reasons and name in base_snaps and any(
                 m in upstream for _, m, _, _ in self.pending):
             self._flush()  # an upstream reused by identity keeps this model as it is
@@ -415,6 +454,10 @@ class Run:
             self._build(plan, code_fp, live, result)
         except duckdb.Error as err:
             raise self._engine_failure(name, err) from None
+        except PinError as err:
+            self.pin_failed[name] = err.violations
+            result.status = "failed"
+            return result
         result.seconds = time.perf_counter() - started
         self.snap_of[name] = result.snapshot
         if self.lanes and name not in self.inflight:  # built here: lanes may read it next
@@ -659,7 +702,7 @@ class Run:
         result.rows = rows
         self.rows_of[("model", plan.model)] = rows
         self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, rows, log,
-                                               self.verified_unique)
+                                               self.verified_unique, self.relation_sql_of)
         if defer:
             result.snapshot = snap
             self.pending.append((snap, plan.model, code_fp, result))
@@ -709,7 +752,11 @@ class Run:
         """A lane's committed table: its pins and hash, here on the main thread."""
         plan, code_fp, result, log, snap = self.inflight.pop(name)
         started = time.perf_counter()
-        self._created(plan, snap, built.rows, code_fp, result, log, defer=True)
+        try:
+            self._created(plan, snap, built.rows, code_fp, result, log, defer=True)
+        except PinError as err:
+            self.pin_failed[name] = err.violations
+            result.status = "failed"
         result.seconds = built.seconds + time.perf_counter() - started
 
     def _abandon_inflight(self) -> None:

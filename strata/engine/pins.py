@@ -24,8 +24,9 @@ after a violation do the slower queries run that count offenders and fetch a sam
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import sqlglot
 from sqlglot import exp
 
 from dialects import duckdb as duck
@@ -109,9 +110,13 @@ class Violation:
 class PinError(StrataError):
     """Pins or join cardinality violated: the run fails and publishes nothing."""
 
-    def __init__(self, violations: list[Violation]):
+    def __init__(self, violations: list[Violation], note: str | None = None):
         self.violations = list(violations)
-        super().__init__([v.diagnostic() for v in self.violations])
+        diagnostics = [v.diagnostic() for v in self.violations]
+        if note and diagnostics:  # e.g. the models a failing model kept from being built
+            last = diagnostics[-1]
+            diagnostics[-1] = replace(last, notes=(*last.notes, note))
+        super().__init__(diagnostics)
 
 
 # ---------------------------------------------------------------- SQL helpers
@@ -226,11 +231,12 @@ def _has_duplicates(wh, relation: str, key: _Key, where: str, log: CheckLog) -> 
 
 # ---------------------------------------------------------------- pins
 def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
-               upstream_unique=None) -> list[str]:
+               upstream_unique=None, relation_sql_of=None) -> list[str]:
     """Check every pin of `plan` against the materialized relation. Raises PinError with
     every violation (in the order the pins are written); returns the verified pins
     (e.g. `unique:id`), which the join exemption reads. `upstream_unique(ref, columns)`
-    (as for check_joins) lets a `pin unique` be inherited instead of scanned."""
+    (as for check_joins) lets a `pin unique` be inherited instead of scanned;
+    `relation_sql_of(ref)` is where a `pin references` finds the referenced relation."""
     if not plan.pins:
         return []
     columns = _columns(wh, relation_sql)
@@ -248,8 +254,8 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
             if low <= row_count <= high:
                 verified.append(label)
             else:
-                found[i] = Violation("E063", plan.model, label, row_count,
-                                     f"the model has {row_count} rows", span=pin.span)
+                found[i] = _rows_violation(wh, relation_sql, plan.model, pin, row_count,
+                                           columns, log)
         elif pin.kind == "columns":
             ran[i] = label
             problems = contract_problems_engine(pin.contract, columns)
@@ -269,6 +275,14 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
                 uniques.append((i, pin))
         elif pin.kind == "not_null":
             not_nulls.append((i, pin))
+        else:  # references, accepted, holds: rows that fail a condition
+            ran[i] = label
+            violation = _row_violation(wh, relation_sql, plan, pin, columns, log,
+                                       relation_sql_of) if row_count else None
+            if violation is None:
+                verified.append(label)
+            else:
+                found[i] = violation
 
     if row_count == 0:  # nothing can be NULL or shared
         for i, pin in [*uniques, *not_nulls]:
@@ -365,6 +379,66 @@ def _not_null_violation(wh, relation: str, model: str, pin: PinSpec, columns,
     return Violation("E062", model, pin.describe(), int(count),
                      f"{count} row(s) with NULL ({per})",
                      tuple(dict(zip(names, r)) for r in sample), pin.span)
+
+
+def _rows_violation(wh, relation: str, model: str, pin: PinSpec, rows: int, columns,
+                    log: CheckLog) -> Violation:
+    """`pin rows` failed: too many rows show a sample of them (the rows the bound did not
+    expect, as `pin rows = 0` on a check model expects none); too few have none."""
+    _, high = _bounds(pin)
+    sample = ()
+    if rows > high:
+        names = [c for c, _ in columns]
+        sample = tuple(dict(zip(names, r)) for r in
+                       log.rows(wh, f"SELECT * FROM {relation} LIMIT {SAMPLE}"))
+    return Violation("E063", model, pin.describe(), rows,
+                     f"the model has {rows} rows", sample, pin.span)
+
+
+_ROW_CODES = {"references": "E067", "accepted": "E068", "holds": "E069"}
+
+
+def _offending(plan: Plan, pin: PinSpec, relation_sql_of, own: str) -> exp.Expression:
+    """The condition a row of the model (aliased `__c`) fails the pin by. NULL passes,
+    as in dbt: a NULL key references nothing, a NULL is no unaccepted value, and a
+    condition that is NULL is not false."""
+    if pin.kind == "references":
+        parent = own if relation_sql_of is None or pin.relation.name == plan.model \
+            else relation_sql_of(pin.relation)
+        inner = sqlglot.parse_one(f"SELECT 1 FROM {parent} AS __p", read="duckdb")
+        inner = inner.where(exp.and_(*[exp.EQ(this=column(k, "__p"), expression=column(c, "__c"))
+                                       for c, k in zip(pin.columns, pin.ref_columns)]))
+        present = [exp.Not(this=exp.Is(this=column(c, "__c"), expression=exp.Null()))
+                   for c in pin.columns]
+        return exp.and_(*present, exp.Not(this=exp.Exists(this=inner)))
+    if pin.kind == "accepted":
+        col = column(pin.columns[0], "__c")
+        return exp.and_(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null())),
+                        exp.Not(this=exp.In(this=col, expressions=[v.copy()
+                                                                   for v in pin.values])))
+    env = {c.id: column(c.name, "__c") for c in plan.output}
+    return exp.Not(this=exp.Paren(this=bind(pin.expr.copy(), env)))
+
+
+def _row_violation(wh, relation: str, plan: Plan, pin: PinSpec, columns, log: CheckLog,
+                   relation_sql_of) -> Violation | None:
+    """One count of the rows failing a references/accepted/holds pin; a sample only
+    when there are some."""
+    cond = _offending(plan, pin, relation_sql_of, relation).sql("duckdb")
+    (count,) = log.rows(wh, f"SELECT count(*) FROM {relation} AS __c WHERE {cond}")[0]
+    if not count:
+        return None
+    names = [c for c, _ in columns]
+    sample = log.rows(wh, f"SELECT * FROM {relation} AS __c WHERE {cond} LIMIT {SAMPLE}")
+    if pin.kind == "references":
+        what = (f"row(s) whose [{', '.join(pin.columns)}] is no [{', '.join(pin.ref_columns)}]"
+                f" of `{pin.relation.name}`")
+    elif pin.kind == "accepted":
+        what = f"row(s) whose `{pin.columns[0]}` is not an accepted value"
+    else:
+        what = "row(s) for which the condition is false"
+    return Violation(_ROW_CODES[pin.kind], plan.model, pin.describe(), int(count),
+                     f"{count} {what}", tuple(dict(zip(names, r)) for r in sample), pin.span)
 
 
 def _bounds(pin: PinSpec) -> tuple[int, int]:

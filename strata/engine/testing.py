@@ -216,7 +216,7 @@ class _Test:
                              f"{model_query(plan, self.relations).sql(dialect='duckdb')}")
             (rows,) = self.con.execute(f"SELECT count(*) FROM {target}").fetchone()
             self.verified[name] = check_pins(self.con, target, plan, rows, self.log,
-                                             self.verified_unique)
+                                             self.verified_unique, self.relation_sql)
         except PinError as err:
             for v in err.violations:
                 self.result.failures.append(Failure(

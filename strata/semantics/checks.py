@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from strata.diagnostics import Diagnostic, did_you_mean
-from strata.plan import AggregateStage, Incremental, PinSpec, Plan
+from strata.plan import AggregateStage, Incremental, PinSpec, Plan, RelationRef
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
 from strata.syntax import ast
@@ -199,7 +199,7 @@ def _pins(r: Resolver, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
                 r.error("E065", "pin rows bounds must be >= 0 and low <= high", pin.span)
                 continue
             pins.append(PinSpec("rows", op=pin.op, bounds=pin.bounds, span=pin.span))
-        else:
+        elif pin.kind == "columns":
             contract = []
             for col in pin.contract:
                 typ = resolve_type(col.type, r.diags)
@@ -212,7 +212,144 @@ def _pins(r: Resolver, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
                         "output: " + ", ".join(f"{c.name}: {c.type}" for c in plan.output))
                 continue
             pins.append(PinSpec("columns", contract=tuple(contract), span=pin.span))
+        elif pin.kind == "references":
+            spec = _references(r, decl, plan, pin)
+            if spec is not None:
+                pins.append(spec)
+        elif pin.kind == "accepted":
+            spec = _accepted(r, decl, plan, pin)
+            if spec is not None:
+                pins.append(spec)
+        elif pin.kind == "holds":
+            spec = _holds(r, decl, plan, pin)
+            if spec is not None:
+                pins.append(spec)
     return pins
+
+
+def _unknown_columns(r: Resolver, pin: ast.Pin, names, have: dict, where: str) -> bool:
+    """E011 for each of `names` not in `have`; True when all are there."""
+    bad = [c for c in names if c not in have]
+    for name in bad:
+        r.error("E011", f"pin {pin.kind}: `{name}` is not a column of {where}",
+                _span_of(names, name, pin.span), did_you_mean(name, have))
+    return not bad
+
+
+def _references(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin
+                ) -> PinSpec | None:
+    """`pin references [cols] -> rel [keys]`: dbt's relationships test. The relation is
+    a model (built first: resolve makes it an upstream) or a source, or the model
+    itself; as many keys as columns, each pair of comparable types (E065)."""
+    output = {c.name: c.type for c in plan.output}
+    if pin.relation == decl.name:
+        ref, theirs = RelationRef("model", decl.name), output
+    elif pin.relation in r.module.models:
+        other = r.module.models[pin.relation].plan
+        if other is None:  # its own errors are reported
+            return None
+        ref, theirs = RelationRef("model", pin.relation), {c.name: c.type for c in other.output}
+    elif pin.relation in r.module.sources:
+        ref = RelationRef("source", pin.relation)
+        theirs = dict(r.module.sources[pin.relation].columns)
+    else:
+        return None  # E010 from the graph
+    if not pin.columns or len(pin.columns) != len(pin.ref_columns):
+        r.error("E065", f"pin references needs as many key columns of `{pin.relation}` as "
+                f"columns of `{decl.name}` (at least one): [{', '.join(pin.columns)}] -> "
+                f"[{', '.join(pin.ref_columns)}]", pin.span,
+                "pair each column with the key it references: "
+                "pin references [customer_id] -> customers [id]")
+        return None
+    ok = _unknown_columns(r, pin, pin.columns, output, f"`{decl.name}`")
+    ok = _unknown_columns(r, pin, pin.ref_columns, theirs, f"`{pin.relation}`") and ok
+    if not ok:
+        return None
+    for mine, key in zip(pin.columns, pin.ref_columns):
+        if not T.comparable(output[mine], theirs[key]) and ERROR not in (output[mine],
+                                                                         theirs[key]):
+            r.error("E065", f"pin references: `{mine}` is {output[mine]} but "
+                    f"`{pin.relation}.{key}` is {theirs[key]}: the values can never match",
+                    pin.span, "reference a key of the same type, or cast the column in a "
+                    "derive first")
+            return None
+    return PinSpec("references", tuple(pin.columns), span=pin.span, relation=ref,
+                   ref_columns=tuple(pin.ref_columns))
+
+
+def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan):
+    """An expression typer over the model's output columns, for a pin's expression."""
+    from strata.semantics.expressions import ExprContext, ExpressionTyper
+
+    by_name = {c.name: c for c in plan.output}
+
+    def lookup(ref: ast.Column):
+        if ref.qualifier is None and ref.name in by_name:
+            return by_name[ref.name]
+        return Diagnostic("E011", f"unknown column `{ref.name}` in a pin of `{decl.name}`: "
+                          "a pin reads the model's output columns", ref.span,
+                          did_you_mean(ref.name, by_name))
+
+    return ExpressionTyper(ExprContext(lookup, "pin", diagnostics=r.diags))
+
+
+def _accepted(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:
+    """`pin accepted col in (v, ...)`: dbt's accepted_values; constants of the column's
+    type (E065)."""
+    output = {c.name: c.type for c in plan.output}
+    if not _unknown_columns(r, pin, pin.columns, output, f"`{decl.name}`"):
+        return None
+    column_type = output[pin.columns[0]]
+    typer, before = _typer(r, decl, plan), len(r.diags)
+    values = []
+    for value in pin.values:
+        typed = typer.type(value)
+        if len(r.diags) > before:
+            return None
+        if typed.refs or typed.aggregate:
+            r.error("E065", "pin accepted lists constant values, not columns or "
+                    "computations over rows", value.span, "write the values: "
+                    "pin accepted status in ('paid', 'void')")
+            return None
+        if typed.type.kind == "null":
+            r.error("E065", "pin accepted: NULL is never an accepted value (a NULL passes "
+                    "the pin already)", value.span, "add `pin not_null [...]` to forbid NULL")
+            return None
+        if not T.comparable(column_type, typed.type):
+            r.error("E065", f"pin accepted: `{pin.columns[0]}` is {column_type} but a value "
+                    f"is {typed.type}", value.span, "list values of the column's type")
+            return None
+        values.append(typed.node)
+    text = ", ".join(v.sql("duckdb") for v in values)
+    return PinSpec("accepted", tuple(pin.columns), span=pin.span, values=tuple(values),
+                   text=text)
+
+
+def _holds(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:
+    """`pin holds <condition>`: dbt's expression test, a bool over each output row
+    (E065 otherwise, or for an aggregate)."""
+    typer, before = _typer(r, decl, plan), len(r.diags)
+    typed = typer.type(pin.expr)
+    if len(r.diags) > before:
+        return None
+    if typed.aggregate:
+        r.error("E065", "pin holds is checked row by row: no aggregates", pin.expr.span,
+                "for a bound on the row count write `pin rows`; for a total, a model "
+                "that aggregates, with its own pin")
+        return None
+    if typed.type.kind != "bool":
+        r.error("E065", f"pin holds needs a condition (bool), not {typed.type}",
+                pin.expr.span, "compare it: pin holds amount >= 0")
+        return None
+    return PinSpec("holds", span=pin.span, expr=typed.node, text=pin_text(typed.node, plan))
+
+
+def pin_text(node: exp.Expression, plan: Plan) -> str:
+    """A pin's condition as SQL over the output column names, for messages."""
+    from strata.sqlgen.build import bind
+    from strata.sqlgen.names import column
+
+    return bind(node.copy(), {c.id: column(c.name) for c in plan.output}).sql("duckdb")
 
 
 def types_fit(declared: T.Type, actual: T.Type) -> bool:

@@ -378,6 +378,9 @@ class Resolver:
                     stack.extend(reversed(step.relation.steps))
                 else:
                     out.append((step.relation, step.span))
+        # `pin references` reads the referenced relation: it is built (and checked) first
+        out += [(p.relation, p.span) for p in decl.pins
+                if p.relation is not None and p.relation != decl.name]
         return out
 
     def _graph(self) -> list[str]:

@@ -328,12 +328,16 @@ class Property:
 
 @dataclass(frozen=True)
 class Pin:
-    kind: str  # unique, not_null, rows, columns
+    kind: str  # unique, not_null, rows, columns, references, accepted, holds
     columns: tuple[str, ...] = ()
     op: str | None = None  # for rows: >=, <=, =, between
     bounds: tuple[int, ...] = ()
     contract: tuple[ColumnDecl, ...] = ()
     span: Span | None = None
+    relation: str | None = None  # references: the relation whose key is referenced
+    ref_columns: tuple[str, ...] = ()  # references: that relation's key columns
+    values: tuple[Expr, ...] = ()  # accepted: the values a column may hold
+    expr: Expr | None = None  # holds: the condition every row must meet
 
 
 @dataclass(frozen=True)

@@ -361,6 +361,19 @@ class _ToAst(Transformer):
         contract = children[0] if children else []
         return ast.Pin("columns", contract=tuple(contract), span=self.S(meta))
 
+    def pin_references(self, meta, children):
+        columns, relation, keys = children
+        return ast.Pin("references", columns=columns, relation=relation,
+                       ref_columns=keys, span=self.S(meta))
+
+    def pin_accepted(self, meta, children):
+        name, values = children
+        return ast.Pin("accepted", columns=(str(name),), values=tuple(values),
+                       span=self.S(meta))
+
+    def pin_holds(self, meta, children):
+        return ast.Pin("holds", expr=children[0], span=self.S(meta))
+
     def flag_property(self, meta, children):
         span = self.S(meta)
         return ast.Property("incremental", True, span, span)

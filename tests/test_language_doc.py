@@ -39,6 +39,7 @@ from language_doc import (
 from lark import Lark
 from lark.grammar import Terminal
 
+from strata.diagnostics import CATALOGUE
 from strata.semantics import checks
 from strata.semantics import functions as F
 from strata.semantics import types as T
@@ -318,6 +319,11 @@ def test_every_strategy_date_part_unit_and_refused_function_is_named() -> None:
     assert sorted(F.EXTRACT_PARTS - named) == []
     assert sorted(quoted_units - named) == []
     assert sorted(F.NON_DETERMINISTIC - named) == []
+
+
+def test_every_error_code_the_doc_names_exists() -> None:
+    named = set(re.findall(r"\bE\d{3}\b", doc()))
+    assert sorted(named - set(CATALOGUE)) == [], "codes docs/ERRORS.md does not know"
 
 
 # ---------------------------------------------------------------- pointers

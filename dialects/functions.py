@@ -499,6 +499,96 @@ def date_format_mysql(node: exp.Expression) -> exp.Expression:
                                                           exp.Literal.string(pattern)])
 
 
+# ---------------------------------------------------------------- json_text
+
+# the portable JSON paths: `$`, then `.key` (a key of letters, digits and _, not
+# starting with a digit) and `[n]` (an array index from 0) steps
+JSON_KEY = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+JsonStep = str | int  # a key, or an array index
+
+
+def json_path_steps(path: str) -> list[JsonStep] | str:
+    """The steps of a portable JSON path (`$.a.b[0]`), or what is wrong with it."""
+    hint = "paths are `$`, then `.key` (letters, digits, _) and `[n]` steps, such as '$.a.b[0]'"
+    if not path.startswith("$"):
+        return f"path {path!r} does not start with `$`; {hint}"
+    steps: list[JsonStep] = []
+    i = 1
+    while i < len(path):
+        if path[i] == ".":
+            j = i + 1
+            while j < len(path) and path[j] in JSON_KEY:
+                j += 1
+            key = path[i + 1:j]
+            if not key or key[0].isdigit():
+                return f"path {path!r} has a key that is not portable at {i}; {hint}"
+            steps.append(key)
+            i = j
+        elif path[i] == "[":
+            j = path.find("]", i)
+            digits = path[i + 1:j] if j > 0 else ""
+            if not digits.isascii() or not digits.isdigit() or (len(digits) > 1 and digits[0] == "0"):
+                return f"path {path!r} has an index that is not portable at {i}; {hint}"
+            steps.append(int(digits))
+            i = j + 1
+        else:
+            return f"path {path!r} has {path[i]!r} at {i}; {hint}"
+    return steps
+
+
+def _json_path(node: exp.Expression) -> tuple[exp.Expression, list[JsonStep]]:
+    """The document and the path steps of a json_text node: CASE WHEN
+    JSON_TYPE(j, path) = 'VARCHAR' THEN JSON_EXTRACT_STRING(j, path) END."""
+    extract = node.args["ifs"][0].args["true"]
+    document, path = extract.expressions
+    steps = json_path_steps(path.this)
+    assert not isinstance(steps, str), steps  # the checker accepted the path
+    return document, steps
+
+
+def _json_typeof(value: exp.Expression, kind: str) -> exp.Expression:
+    return exp.EQ(this=exp.Anonymous(this="JSON_TYPEOF", expressions=[value]),
+                  expression=exp.Literal.string(kind))
+
+
+def _pg_json_value(level: int) -> exp.Column:
+    return exp.column("v", table=f"strata_json_{level}")
+
+
+def _pg_json_step(level: int, step: JsonStep) -> exp.Expression:
+    """The value one step below level `level - 1`, as a derived table: an array element by
+    `->`; an object key's FIRST value (DuckDB's choice among duplicate keys, where
+    PostgreSQL's `->` takes the last) by JSON_EACH in document order; no row when there
+    is none."""
+    above = _pg_json_value(level - 1)
+    if isinstance(step, int):
+        select = exp.select(exp.alias_(exp.JSONExtract(this=above, expression=num(step)), "v"))
+    else:
+        pairs = exp.Table(this=exp.Anonymous(this="JSON_EACH", expressions=[
+            _case((_json_typeof(above.copy(), "object"), above.copy()))]), ordinality=True,
+            alias=exp.TableAlias(this=exp.to_identifier("e"), columns=[
+                exp.to_identifier(c) for c in ("key", "value", "n")]))
+        select = (exp.select(exp.alias_(exp.column("value", table="e"), "v")).from_(pairs)
+                  .where(exp.EQ(this=exp.column("key", table="e"),
+                                expression=exp.Literal.string(step)))
+                  .order_by(exp.column("n", table="e")).limit(1))
+    return exp.Lateral(this=exp.Subquery(this=select),
+                       alias=exp.TableAlias(this=exp.to_identifier(f"strata_json_{level}")))
+
+
+def json_text_each(node: exp.Expression) -> exp.Expression:
+    """PostgreSQL: the text cast to JSON (malformed text raises, as on DuckDB), walked a
+    step at a time, and the leaf's text when it is a string, in a scalar subquery."""
+    document, steps = _json_path(node)
+    start = exp.select(exp.alias_(cast(document.copy(), "JSON"), "v")).subquery("strata_json_0")
+    leaf = _pg_json_value(len(steps))
+    text = exp.JSONBExtractScalar(this=leaf.copy(), expression=exp.Literal.string("{}"))
+    query = exp.select(_case((_json_typeof(leaf, "string"), text))).from_(start)
+    for level, step in enumerate(steps, start=1):
+        query = query.join(_pg_json_step(level, step), join_type="CROSS")
+    return exp.Subquery(this=query)
+
+
 # ---------------------------------------------------------------- try_cast
 
 # DuckDB's text -> BIGINT forms (its TRY_CAST is NULL on anything else): ASCII
@@ -641,6 +731,10 @@ REGEXP = {  # engine -> the regexp_* spellings (dialects/regex.py)
 }
 
 
+NO_JSON_SPARK = ("get_json_object reads malformed JSON as NULL where DuckDB raises, and "
+                 "gives the number 1 as the text '1' where json_text is NULL")
+NO_JSON = ("its JSON reading (malformed text, duplicate keys, escapes) has not been "
+           "checked against DuckDB's (json_text runs on duckdb and postgres)")
 NO_EXACT_QUANTILE = "only an approximate or window-only percentile"
 NO_TRY_CAST = ("its text-to-number reading has not been checked against DuckDB's forms "
                "(try_cast runs on duckdb, postgres and spark)")
@@ -652,6 +746,7 @@ POSTGRES: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": log10_function, "exp": guarded_exp,
     "make_date": make_date_named("MAKE_DATE", "INT"),
     "strftime": to_char("postgres"),
+    "json_text": json_text_each,
     "string_agg": string_agg_c_order, "list_agg": list_agg_c_order,
     "try_cast": try_int("postgres", _pg_rounded, _pg_bits(True), _pg_bits(False)),
     **REGEXP["postgres"],
@@ -662,6 +757,7 @@ SPARK: dict[str, Spelling] = {
     "sign": sign_by_comparison, "ln": guarded_ln, "log10": guarded_ln,
     "date_add": timestampadd,
     "strftime": date_format_java,
+    "json_text": refuse("spark", NO_JSON_SPARK),
     "string_agg": string_agg_sorted_list, "list_agg": list_agg_sorted,
     "quantile_cont": percentile,
     "try_cast": try_int("spark", _spark_rounded, _spark_conv(16), _spark_conv(2)),
@@ -674,6 +770,7 @@ SNOWFLAKE: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": guarded_ln, "exp": guarded_exp,
     "make_date": make_date_named("DATE_FROM_PARTS"),
     "strftime": to_char("snowflake"),
+    "json_text": refuse("snowflake", NO_JSON),
     "string_agg": string_agg_within_group, "list_agg": list_agg_within_group,
     "try_cast": refuse("snowflake", NO_TRY_CAST),
     **REGEXP["snowflake"],
@@ -687,6 +784,7 @@ BIGQUERY: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": guarded_ln, "exp": guarded_exp,
     "date_add": datetime_add,
     "strftime": format_datetime,
+    "json_text": refuse("bigquery", NO_JSON),
     "string_agg": string_agg_plain_order,
     "list_agg": refuse("bigquery", "no array there is NULL, and none with a NULL element "
                        "can be returned: an empty group's list would not be NULL"),
@@ -704,6 +802,7 @@ TRINO: dict[str, Spelling] = {
     "sign": sign_by_comparison,
     "make_date": make_date_by_text,
     "strftime": date_format_mysql,
+    "json_text": refuse("trino", NO_JSON),
     "string_agg": string_agg_within_group,
     "median": refuse("trino", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("trino", NO_EXACT_QUANTILE),

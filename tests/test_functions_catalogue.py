@@ -44,6 +44,8 @@ REFUSED = {
     ("median", "bigquery"), ("median", "trino"),
     ("quantile_cont", "bigquery"), ("quantile_cont", "trino"),
     ("list_agg", "bigquery"),
+    ("json_text", "spark"), ("json_text", "snowflake"), ("json_text", "bigquery"),
+    ("json_text", "trino"),
 }
 
 
@@ -456,3 +458,74 @@ def test_the_int_forms_the_engines_are_told_are_exactly_duckdbs(text):
         want = None
     got = duckdb.connect().execute("SELECT TRY_CAST(? AS BIGINT)", [text]).fetchone()[0]
     assert got == want
+
+
+# ---------------------------------------------------------------- json_text
+
+def _json_texts(path: str, documents: list[str | None]) -> list[tuple]:
+    """json_text(status, path) of each document, run on DuckDB as Strata renders it."""
+    query = sql(model(f"json_text(status, '{path}')", False), "duckdb")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE orders (id BIGINT, amount DECIMAL(10, 2), status VARCHAR)")
+    con.executemany("INSERT INTO orders VALUES (?, 1, ?)", list(enumerate(documents)))
+    return con.execute(query + " ORDER BY id").fetchall()
+
+
+def test_json_text_is_the_text_of_a_string_leaf_and_null_for_anything_else():
+    """Numbers are NULL, not DuckDB's reprinting of them (1.50 as '1.5', 1e2 as
+    '100.0'): no other engine prints them alike."""
+    documents = ['{"a": "x"}', '{"a": 1.50}', '{"a": 1e2}', '{"a": true}', '{"a": null}',
+                 '{"b": "x"}', '{"a": {"b": "x"}}', '{"a": ["x"]}', '["x"]', None,
+                 '{"a": "caf\\u00e9 \\ud83d\\ude00 \\"q\\" \\n"}', '{"a": "x", "a": "y"}',
+                 '{"a": 1, "a": "y"}', '"a"', ' { "a" : "" } ']
+    assert _json_texts("$.a", documents) == [
+        ("x",), (None,), (None,), (None,), (None,), (None,), (None,), (None,), (None,), (None,),
+        ('café 😀 "q" \n',), ("x",), (None,), (None,), ("",)]
+
+
+def test_json_text_walks_keys_and_array_indexes():
+    documents = ['{"a": [{"b": "x"}, {"b": "y"}]}', '{"a": {"0": {"b": "x"}}}', '{"a": []}',
+                 '{"a": [{"b": "x", "b": "z"}]}']
+    assert _json_texts("$.a[1].b", documents) == [("y",), (None,), (None,), (None,)]
+    assert _json_texts("$.a[0].b", documents) == [("x",), (None,), (None,), ("x",)]
+
+
+@pytest.mark.parametrize("document", ['{"a": "x"', '{"a": "x"} junk', "", '{"a": "\\x"}',
+                                      '{"a": "\\ud83d"}', "{'a': 'x'}"])
+def test_json_text_of_malformed_json_is_an_error_not_null(document):
+    with pytest.raises(duckdb.InvalidInputException, match="Malformed JSON"):
+        _json_texts("$.a", [document])
+
+
+@pytest.mark.parametrize(("path", "problem"), [
+    ("a", "does not start with `$`"), ("$.a b", "' ' at 3"), ("$.0", "key that is not portable"),
+    ("$.é", "key that is not portable"), ("$[-1]", "index that is not portable"),
+    ("$[01]", "index that is not portable"), ("$.a[*]", "index that is not portable"),
+    ("$..a", "key that is not portable"),
+])
+def test_a_json_path_outside_the_portable_subset_is_E031(path, problem):
+    codes = diagnostics(model(f"json_text(status, '{path}')", False))
+    assert [c for c, _ in codes] == ["E031"], codes
+    assert problem in codes[0][1]
+
+
+def test_a_json_path_must_be_a_literal():
+    codes = diagnostics(model("json_text(status, status)", False))
+    assert [c for c, _ in codes] == ["E031"] and "text literal path" in codes[0][1], codes
+
+
+def test_postgres_takes_the_first_of_duplicate_keys_as_duckdb_does():
+    """PostgreSQL's `->` takes the last of duplicate keys; JSON_EACH lists them in order."""
+    rendered = " ".join(sql(model("json_text(status, '$.a[0]')", False), "postgres").split())
+    assert "JSON_EACH(" in rendered and "WITH ORDINALITY" in rendered
+    assert "ORDER BY e.n LIMIT 1" in rendered and "CAST(base.status AS JSON)" in rendered
+
+
+@pytest.mark.parametrize(("dialect", "why"), [
+    ("spark", "malformed JSON as NULL"), ("snowflake", "not been checked"),
+    ("bigquery", "not been checked"), ("trino", "not been checked"),
+])
+def test_json_text_where_the_engine_reads_json_otherwise_is_E091(dialect, why):
+    codes = diagnostics(model("json_text(status, '$.a')", False), dialect)
+    assert [c for c, _ in codes] == ["E091"], codes
+    assert "`json_text`" in codes[0][1] and dialect in codes[0][1] and why in codes[0][1]

@@ -23,7 +23,7 @@ from functools import lru_cache
 from sqlglot import exp
 
 from dialects import regex
-from dialects.functions import TAG, format_tokens
+from dialects.functions import TAG, format_tokens, json_path_steps
 from strata.semantics import types as T
 from strata.syntax import ast
 
@@ -474,6 +474,24 @@ def _strftime(args):
     return tagged("strftime", exp.TimeToStr(this=args[0], format=args[1]))
 
 
+def _json_text(args):
+    """The text of a string leaf only: DuckDB's JSON_EXTRACT_STRING also prints numbers
+    (1.50 as '1.5', 1e2 as '100.0') and objects, in forms no other engine prints."""
+    document, path = args
+    is_string = exp.EQ(this=exp.Anonymous(this="JSON_TYPE", expressions=[document.copy(), path.copy()]),
+                       expression=exp.Literal.string("VARCHAR"))
+    text = exp.Anonymous(this="JSON_EXTRACT_STRING", expressions=[document, path])
+    return tagged("json_text", exp.Case(ifs=[exp.If(this=is_string, true=text)]))
+
+
+def _check_json_path(args):
+    path = _literal_text(args[1])
+    if path is None:
+        return "needs a text literal path, such as '$.a.b[0]'"
+    steps = json_path_steps(path)
+    return steps if isinstance(steps, str) else None
+
+
 def _make_date(args):
     return tagged("make_date", exp.Anonymous(this="MAKE_DATE", expressions=list(args)))
 
@@ -721,6 +739,15 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
                  "the characters ` -/:.,;_T()[]#+` between (English names); NULL on NULL",
              example=("strftime(timestamp '2024-02-29 13:04:05', '%Y-%m-%dT%H:%M')",
                       "2024-02-29T13:04")),
+    # ---- JSON (issue 16)
+    Function("json_text", 2, 2, _args(TXT, TXT, result=T.TEXT), _json_text,
+             check=_check_json_path,
+             signature="json_text(j: text, path: text literal) -> text",
+             doc="the text of the string at `path` (`$`, then `.key` and `[n]` steps) in the "
+                 "JSON document j, the first of duplicate keys; NULL when the path is missing "
+                 "or holds null, a number, a bool, an array or an object; malformed JSON is "
+                 "an error; NULL on NULL",
+             example=("json_text('{\"a\": [{\"b\": \"caf\\u00e9\"}]}', '$.a[0].b')", "café")),
     # aggregates
     Function("count", 0, 1, lambda a: T.INT, _count_star, aggregate=True,
              signature="count() / count(x) -> int",

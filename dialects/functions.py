@@ -735,6 +735,9 @@ NO_JSON_SPARK = ("get_json_object reads malformed JSON as NULL where DuckDB rais
                  "gives the number 1 as the text '1' where json_text is NULL")
 NO_JSON = ("its JSON reading (malformed text, duplicate keys, escapes) has not been "
            "checked against DuckDB's (json_text runs on duckdb and postgres)")
+NO_STRPTIME = ("its date parser has not been checked to accept exactly the texts DuckDB's "
+               "strptime accepts (1-digit fields, a 1- to 4-digit %Y, spaces around) and to "
+               "fail on the others; strptime runs on duckdb")
 NO_EXACT_QUANTILE = "only an approximate or window-only percentile"
 NO_TRY_CAST = ("its text-to-number reading has not been checked against DuckDB's forms "
                "(try_cast runs on duckdb, postgres and spark)")
@@ -746,6 +749,7 @@ POSTGRES: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": log10_function, "exp": guarded_exp,
     "make_date": make_date_named("MAKE_DATE", "INT"),
     "strftime": to_char("postgres"),
+    "strptime": refuse("postgres", NO_STRPTIME),
     "json_text": json_text_each,
     "string_agg": string_agg_c_order, "list_agg": list_agg_c_order,
     "try_cast": try_int("postgres", _pg_rounded, _pg_bits(True), _pg_bits(False)),
@@ -757,6 +761,7 @@ SPARK: dict[str, Spelling] = {
     "sign": sign_by_comparison, "ln": guarded_ln, "log10": guarded_ln,
     "date_add": timestampadd,
     "strftime": date_format_java,
+    "strptime": refuse("spark", NO_STRPTIME),
     "json_text": refuse("spark", NO_JSON_SPARK),
     "string_agg": string_agg_sorted_list, "list_agg": list_agg_sorted,
     "quantile_cont": percentile,
@@ -770,6 +775,7 @@ SNOWFLAKE: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": guarded_ln, "exp": guarded_exp,
     "make_date": make_date_named("DATE_FROM_PARTS"),
     "strftime": to_char("snowflake"),
+    "strptime": refuse("snowflake", NO_STRPTIME),
     "json_text": refuse("snowflake", NO_JSON),
     "string_agg": string_agg_within_group, "list_agg": list_agg_within_group,
     "try_cast": refuse("snowflake", NO_TRY_CAST),
@@ -784,6 +790,7 @@ BIGQUERY: dict[str, Spelling] = {
     "ln": guarded_ln, "log10": guarded_ln, "exp": guarded_exp,
     "date_add": datetime_add,
     "strftime": format_datetime,
+    "strptime": refuse("bigquery", NO_STRPTIME),
     "json_text": refuse("bigquery", NO_JSON),
     "string_agg": string_agg_plain_order,
     "list_agg": refuse("bigquery", "no array there is NULL, and none with a NULL element "
@@ -802,6 +809,7 @@ TRINO: dict[str, Spelling] = {
     "sign": sign_by_comparison,
     "make_date": make_date_by_text,
     "strftime": date_format_mysql,
+    "strptime": refuse("trino", NO_STRPTIME),
     "json_text": refuse("trino", NO_JSON),
     "string_agg": string_agg_within_group,
     "median": refuse("trino", NO_EXACT_QUANTILE),

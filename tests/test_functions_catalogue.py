@@ -46,6 +46,7 @@ REFUSED = {
     ("list_agg", "bigquery"),
     ("json_text", "spark"), ("json_text", "snowflake"), ("json_text", "bigquery"),
     ("json_text", "trino"),
+    *(("strptime", d) for d in ("postgres", "spark", "snowflake", "bigquery", "trino")),
 }
 
 
@@ -529,3 +530,58 @@ def test_json_text_where_the_engine_reads_json_otherwise_is_E091(dialect, why):
     codes = diagnostics(model("json_text(status, '$.a')", False), dialect)
     assert [c for c, _ in codes] == ["E091"], codes
     assert "`json_text`" in codes[0][1] and dialect in codes[0][1] and why in codes[0][1]
+
+
+# ---------------------------------------------------------------- strptime
+
+def _parsed(fmt: str, texts: list[str | None]) -> list[tuple]:
+    """strptime(status, fmt) of each text, run on DuckDB as Strata renders it."""
+    query = sql(model(f"strptime(status, '{fmt}')", False), "duckdb")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE orders (id BIGINT, amount DECIMAL(10, 2), status VARCHAR)")
+    con.executemany("INSERT INTO orders VALUES (?, 1, ?)", list(enumerate(texts)))
+    return con.execute(query + " ORDER BY id").fetchall()
+
+
+def test_strptime_reads_short_fields_and_spaces_around_as_duckdb_does():
+    """The texts DuckDB accepts beyond the zero-padded form: what another engine's
+    rendering must accept alike before it is allowed there."""
+    assert _parsed("%Y-%m-%d %H:%M:%S.%f", [
+        "2024-02-29 13:04:05.5", "2024-2-9 3:4:5.000001", " 24-02-29 00:00:00.0 ", None,
+    ]) == [(datetime(2024, 2, 29, 13, 4, 5, 500000),), (datetime(2024, 2, 9, 3, 4, 5, 1),),
+           (datetime(24, 2, 29),), (None,)]
+    assert _parsed("%y%m%d", ["690101", "681231"]) == [(datetime(1969, 1, 1),),
+                                                       (datetime(2068, 12, 31),)]
+
+
+@pytest.mark.parametrize("text", ["2024/02/29", "2024-13-01", "2024-02-30", "02024-02-29",
+                                  "2024-02-29 00:00", "2024--2-29", ""])
+def test_strptime_of_a_text_the_format_does_not_match_is_an_error_not_null(text):
+    with pytest.raises((duckdb.InvalidInputException, duckdb.ConversionException)):
+        _parsed("%Y-%m-%d", [text])
+
+
+@pytest.mark.parametrize(("fmt", "problem"), [
+    ("%b %d %Y", "`%b` is not read"), ("%A", "`%A` is not read"),
+    ("%Q", "`%Q` is not portable"), ("year %Y", "'y' is not portable"),
+])
+def test_a_strptime_format_outside_the_numbers_it_reads_is_E031(fmt, problem):
+    codes = diagnostics(model(f"strptime(status, '{fmt}')", False))
+    assert [c for c, _ in codes] == ["E031"], codes
+    assert problem in codes[0][1]
+
+
+def test_strptime_needs_a_literal_format_and_gives_a_timestamp():
+    codes = diagnostics(model("strptime(status, status)", False))
+    assert [c for c, _ in codes] == ["E031"] and "text literal format" in codes[0][1], codes
+    module = load_text(model("strptime(status, '%Y')", False))
+    assert str(module.plan("m").output[-1].type) == "timestamp"
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "spark", "snowflake", "bigquery", "trino"])
+def test_strptime_where_the_parser_is_not_known_to_read_as_duckdb_is_E091(dialect):
+    """PostgreSQL's to_timestamp returns a value for texts DuckDB refuses; no engine's
+    parser has been checked to accept exactly DuckDB's texts."""
+    codes = diagnostics(model("strptime(status, '%Y-%m-%d')", False), dialect)
+    assert [c for c, _ in codes] == ["E091"], codes
+    assert "`strptime`" in codes[0][1] and dialect in codes[0][1]

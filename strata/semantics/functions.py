@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from functools import lru_cache
 
@@ -492,6 +492,29 @@ def _check_json_path(args):
     return steps if isinstance(steps, str) else None
 
 
+# the codes strptime reads: numbers only (names such as %b are read in the engine's
+# locale, and no engine but DuckDB has been checked to read them alike)
+STRPTIME_CODES = ("Y", "y", "m", "d", "H", "M", "S", "f", "%")
+
+
+def _strptime(args):
+    return tagged("strptime", exp.Anonymous(this="STRPTIME", expressions=list(args)))
+
+
+def _check_parse_format(args):
+    fmt = _literal_text(args[1])
+    if fmt is None:
+        return "needs a text literal format, such as '%Y-%m-%d %H:%M:%S'"
+    tokens = format_tokens(fmt)
+    if isinstance(tokens, str):
+        return tokens
+    names = [v for k, v in tokens if k == "code" and v not in STRPTIME_CODES]
+    if names:
+        return (f"reads numbers only: `%{names[0]}` is not read; codes: "
+                + " ".join("%" + c for c in STRPTIME_CODES))
+    return None
+
+
 def _make_date(args):
     return tagged("make_date", exp.Anonymous(this="MAKE_DATE", expressions=list(args)))
 
@@ -739,6 +762,15 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
                  "the characters ` -/:.,;_T()[]#+` between (English names); NULL on NULL",
              example=("strftime(timestamp '2024-02-29 13:04:05', '%Y-%m-%dT%H:%M')",
                       "2024-02-29T13:04")),
+    Function("strptime", 2, 2, _args(TXT, TXT, result=T.TIMESTAMP), _strptime,
+             check=_check_parse_format,
+             signature="strptime(s: text, format: text literal) -> timestamp",
+             doc="s read by `format` (%Y %y %m %d %H %M %S %f %% and the characters of "
+                 "strftime between) as DuckDB reads it: fields of 1 or 2 digits, %Y of 1 to 4, "
+                 "%y 69-99 as 19xx, spaces around; an error when s does not match or names no "
+                 "day; NULL on NULL",
+             example=("strptime('2024-2-29 13:04:05', '%Y-%m-%d %H:%M:%S')",
+                      datetime(2024, 2, 29, 13, 4, 5))),
     # ---- JSON (issue 16)
     Function("json_text", 2, 2, _args(TXT, TXT, result=T.TEXT), _json_text,
              check=_check_json_path,

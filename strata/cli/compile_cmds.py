@@ -86,7 +86,8 @@ def compile_(module: str, show_sql: bool, dialect: str, models: str | None,
     """Compile MODULE to SQL; with --show-sql print it (full and incremental)."""
     dialects.get(dialect)
     mod = load_checked(module)
-    statements = compile_statements(mod, dialect, split_names(models), watermark)
+    statements = compile_statements(mod, dialect, split_names(models), watermark,
+                                    keep_trees=False)
     if as_json:
         print_json([{"model": s.model, "label": s.label, "sql": s.sql} for s in statements])
     elif show_sql:
@@ -109,7 +110,7 @@ def build(module: str, out_dir: str, dialect: str, models: str | None, as_json: 
     """Write the SQL of each model of MODULE as files under DIR (nothing executes)."""
     dialects.get(dialect)
     mod = load_checked(module)
-    statements = compile_statements(mod, dialect, split_names(models))
+    statements = compile_statements(mod, dialect, split_names(models), keep_trees=False)
     by_model: dict[str, list] = {}
     for s in statements:
         by_model.setdefault(s.model, []).append(s)

@@ -291,7 +291,8 @@ def test_completion_relations_columns_functions_keywords(editor: Editor, shop: P
     edited = MODELS.replace("  from paid\n", "  from paid\n  pin \n")
     editor.change(uri, edited)
     editor.wait_diagnostics(uri)
-    assert set(editor.complete(uri, 8, 6)) == {"unique", "not_null", "rows", "columns"}
+    assert set(editor.complete(uri, 8, 6)) == {"unique", "not_null", "rows", "columns",
+                                               "references", "accepted", "holds"}
     # after `c.` in the join condition: the columns of customers
     editor.change(uri, MODELS)
     assert editor.wait_diagnostics(uri) == []
@@ -319,3 +320,24 @@ def test_rendered_sql_of_the_model_under_the_cursor(editor: Editor, shop: Path):
     assert spark["model"] == "paid" and "orders.status = 'paid'" in spark["sql"]
     outside = editor.command("strata.renderSql", uri, 5)
     assert outside["model"] is None and outside["error"] == "no model under the cursor"
+
+
+def test_positions_count_utf16_code_units_on_non_ascii_lines(editor: Editor, shop: Path):
+    """LSP counts columns in UTF-16 code units: an emoji before a name is two units, an
+    `é` one. Hover, definition and a diagnostic's range land on the name all the same."""
+    uri = (shop / "models" / "orders.strata").as_uri()
+    line = "  filter status = '\U0001f600é' or amont > 0"
+    edited = MODELS.replace("  filter status = 'paid'", line)
+    editor.change(uri, edited)
+    got = editor.wait_diagnostics(uri, until=lambda diags: diags != [])
+    assert [d.code for d in got] == ["E011"]
+    units = line.encode("utf-16-le")
+    start = units.index("amont".encode("utf-16-le")) // 2
+    assert (got[0].range.start.line, got[0].range.start.character,
+            got[0].range.end.character) == (2, start, start + len("amont"))
+    editor.change(uri, edited.replace("amont", "amount"))
+    editor.wait_diagnostics(uri, until=lambda diags: diags == [])
+    assert "amount: decimal" in editor.hover(uri, 2, start + 2)
+    assert _loc(editor.definition(uri, 2, start + 2)) == ("sources.strata", 3, 2)
+    editor.change(uri, MODELS)
+    editor.wait_diagnostics(uri, until=lambda diags: diags == [])

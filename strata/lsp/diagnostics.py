@@ -3,6 +3,8 @@ message, span, hint and notes), grouped by the file they point into."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from lsprotocol import types as lsp
 
 from strata.diagnostics import Diagnostic
@@ -13,26 +15,29 @@ _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSev
              "note": lsp.DiagnosticSeverity.Information}
 
 
-def to_lsp(diag: Diagnostic) -> lsp.Diagnostic:
+def to_lsp(diag: Diagnostic, text: str | None = None) -> lsp.Diagnostic:
     """One diagnostic; the hint and notes follow the message as `strata check`
-    prints them (`= help:`, `= note:`)."""
+    prints them (`= help:`, `= note:`). `text`: its file's, for UTF-16 columns."""
     lines = [diag.message]
     if diag.hint:
         lines.append(f"help: {diag.hint}")
     lines.extend(f"note: {n}" for n in diag.notes)
-    where = to_range(diag.span) if diag.span else lsp.Range(
+    where = to_range(diag.span, text) if diag.span else lsp.Range(
         start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
     return lsp.Diagnostic(range=where, message="\n".join(lines), code=diag.code,
                           source="strata",
                           severity=_SEVERITY.get(diag.severity, lsp.DiagnosticSeverity.Error))
 
 
-def by_uri(diags: list[Diagnostic], fallback: list[str]) -> dict[str, list[lsp.Diagnostic]]:
+def by_uri(diags: list[Diagnostic], fallback: list[str],
+           texts: Mapping[str, str] | None = None) -> dict[str, list[lsp.Diagnostic]]:
     """Diagnostics per file URI. One without a span (the module is empty, a path is
-    missing) is shown at the top of each `fallback` document (the open ones)."""
+    missing) is shown at the top of each `fallback` document (the open ones).
+    `texts`: the checked files' texts by display path, for UTF-16 columns."""
     out: dict[str, list[lsp.Diagnostic]] = {}
     for diag in diags:
         uris = [path_uri(diag.span.file)] if diag.span else fallback
         for uri in uris:
-            out.setdefault(uri, []).append(to_lsp(diag))
+            text = (texts or {}).get(diag.span.file) if diag.span else None
+            out.setdefault(uri, []).append(to_lsp(diag, text))
     return out

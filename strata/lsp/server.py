@@ -58,7 +58,7 @@ class StrataServer(LanguageServer):
         module = session.check(self.overlays(closing))
         open_uris = [u for u in self.workspace.text_documents
                      if u != closing and session.root in (uri_path(u), *uri_path(u).parents)]
-        found = diagnostics.by_uri(module.diagnostics, open_uris)
+        found = diagnostics.by_uri(module.diagnostics, open_uris, module.files)
         before = self.published.get(session.root, set())
         # an open document hears every check (an empty list says "clean")
         for uri in (before | set(open_uris)) - set(found):
@@ -75,6 +75,12 @@ class StrataServer(LanguageServer):
             handle.cancel()
         loop = asyncio.get_running_loop()
         self.pending[session.root] = loop.call_later(self.debounce, self.check, session)
+
+    def line_at(self, params) -> str:
+        """The text of the line a request's position is on, as the editor has it."""
+        lines = self.workspace.get_text_document(params.text_document.uri).lines
+        n = params.position.line
+        return lines[n].rstrip("\r\n") if 0 <= n < len(lines) else ""
 
     def index(self, uri: str) -> tuple[Index, str] | None:
         """The index of the document's module as last checked (built on first use
@@ -133,7 +139,7 @@ def did_close(ls: StrataServer, params: lsp.DidCloseTextDocumentParams) -> None:
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: StrataServer, params: lsp.HoverParams) -> lsp.Hover | None:
     index, file = ls.index(params.text_document.uri)
-    text = hover.hover_text(index, file, *one_based(params.position))
+    text = hover.hover_text(index, file, *one_based(params.position, ls.line_at(params)))
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
@@ -142,16 +148,16 @@ def on_hover(ls: StrataServer, params: lsp.HoverParams) -> lsp.Hover | None:
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 def on_definition(ls: StrataServer, params: lsp.DefinitionParams) -> lsp.Location | None:
     index, file = ls.index(params.text_document.uri)
-    span = definition.definition(index, file, *one_based(params.position))
-    return to_location(span) if span is not None else None
+    span = definition.definition(index, file, *one_based(params.position, ls.line_at(params)))
+    return to_location(span, index.module.files) if span is not None else None
 
 
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
 def on_references(ls: StrataServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
     index, file = ls.index(params.text_document.uri)
-    spans = definition.references(index, file, *one_based(params.position),
+    spans = definition.references(index, file, *one_based(params.position, ls.line_at(params)),
                                   params.context.include_declaration)
-    return [to_location(s) for s in spans]
+    return [to_location(s, index.module.files) for s in spans]
 
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
@@ -163,7 +169,7 @@ def on_completion(ls: StrataServer, params: lsp.CompletionParams) -> lsp.Complet
     n = params.position.line
     if n < len(lines):
         index.set_line(file, n + 1, lines[n].rstrip("\r\n"))
-    items = completion.complete(index, file, *one_based(params.position))
+    items = completion.complete(index, file, *one_based(params.position, ls.line_at(params)))
     return lsp.CompletionList(is_incomplete=False, items=items)
 
 
@@ -179,7 +185,9 @@ def on_code_lens(ls: StrataServer, params: lsp.CodeLensParams) -> list[lsp.CodeL
     lenses = []
     for info in index.module.models.values():
         if info.decl.span.file == file:
-            lenses.append(lsp.CodeLens(range=to_range(info.decl.name_span), command=lsp.Command(
+            lenses.append(lsp.CodeLens(range=to_range(info.decl.name_span,
+                                                      index.module.files.get(file)),
+                                       command=lsp.Command(
                 title="Show SQL", command=sql_view.SHOW,
                 arguments=[params.text_document.uri, info.decl.name_span.line - 1])))
     return lenses

@@ -15,6 +15,7 @@ _KIND = {"source": lsp.SymbolKind.Interface, "model": lsp.SymbolKind.Class,
 def document_symbols(index: Index, file: str) -> list[lsp.DocumentSymbol]:
     out = []
     module = index.module
+    text = module.files.get(file)
     for d in index.definitions.values():
         if d.span.file != file:
             continue
@@ -23,12 +24,13 @@ def document_symbols(index: Index, file: str) -> list[lsp.DocumentSymbol]:
                  "test": lambda n: module.tests[n].span}[d.kind](d.name)
         children = [lsp.DocumentSymbol(name=c.definition.name, detail=str(c.definition.type),
                                        kind=lsp.SymbolKind.Field,
-                                       range=to_range(c.definition.span),
-                                       selection_range=to_range(c.definition.span))
+                                       range=to_range(c.definition.span, text),
+                                       selection_range=to_range(c.definition.span, text))
                     for c in index.outputs.get(d.name, []) if c.definition.span.file == file
                     and _within(c.definition.span, whole)]
         out.append(lsp.DocumentSymbol(name=d.name, detail=d.kind, kind=_KIND[d.kind],
-                                      range=to_range(whole), selection_range=to_range(d.span),
+                                      range=to_range(whole, text),
+                                      selection_range=to_range(d.span, text),
                                       children=children))
     return sorted(out, key=lambda s: (s.range.start.line, s.range.start.character))
 

@@ -19,7 +19,7 @@ from strata.engine.fingerprints import code_fingerprints
 from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
 from strata.engine.pins import declared_unique, planned_checks
 from strata.engine.sources import moved_relations, parse_overrides
-from strata.engine.staleness import plan_reasons
+from strata.engine.staleness import plan_reasons, vanished_views
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 from strata.syntax.cache import default_dir
 from strata.textsafe import shown_name
@@ -97,6 +97,9 @@ def print_report(report: RunReport, as_json: bool) -> None:
     out.print(f"{verb} {kind} {report.run_id} on {report.branch}: "
               f"{len(report.rebuilt)} rebuilt, {len(report.reused)} reused "
               f"({report.seconds:.2f}s)", markup=False)
+    for model in report.removed:
+        out.print(f"  removed: v_{model} (model no longer in the module)", markup=False,
+                  highlight=False)
     for note in report.notes:  # e.g. a damaged snapshot found, quarantined, run again
         out.print(f"  note: {note}", markup=False, highlight=False)
     for result in report.results:
@@ -154,8 +157,11 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
         ensure_branch(wh, branch)
         base = H.last_with_snapshots(wh, branch)
         read_then = (base.details.get("__replay") or {}).get("sources", {}) if base else {}
-        reasons = plan_reasons(mod, closure, code_fps, base, live_snapshots(wh, branch),
+        live = live_snapshots(wh, branch)
+        reasons = plan_reasons(mod, closure, code_fps, base, live,
                                moved_relations(mod, read_then), H.quarantined(wh))
+        # what a run of the whole module would drop (a --models run drops nothing)
+        removed = {} if split_names(models) else vanished_views(wh, live, mod.models)
     finally:
         wh.close()
     note = ("data staleness (changed sources) is decided only by `run --only-stale` and "
@@ -165,6 +171,9 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
         {n: mod.plan(n) for n in closure})) for m in closure}
     if as_json:
         print_json({"branch": branch, "base_run": base.id if base else None,
+                    "removed": [{"model": m, "view": f"v_{m}", "snapshot": s,
+                                 "reason": "model no longer in the module"}
+                                for m, s in removed.items()],
                     "models": [{"model": m, "reason": r,
                                 "rebuild": not r.startswith("up to date"),
                                 "checks": checks[m][0], "skipped_checks": checks[m][1]}
@@ -173,6 +182,8 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
     out = console()
     out.print(f"plan for branch {branch} (last run: {base.id if base else 'none'})",
               markup=False)
+    for model in removed:  # first: the one change no model line shows
+        out.print(f"  - removed: v_{model} (model no longer in the module)", markup=False)
     for model, reason in reasons.items():
         mark = "=" if reason.startswith("up to date") else "+"
         out.print(f"  {mark} {model:<32} {reason}", markup=False)

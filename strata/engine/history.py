@@ -27,6 +27,13 @@ class HistoryEntry:
     reason: str | None = None
     module: str | None = None
     details: dict = field(default_factory=dict)  # per-model paths, checks, gc lists ...
+    # model -> snapshot of each live view this entry dropped (its model left the
+    # module, or a rollback to a run without it): rollback to an earlier run
+    # recreates them, and gc sees those snapshots free once nothing else keeps them
+    removed: dict[str, str] = field(default_factory=dict)
+    # its snapshots are the branch's whole set of views after it (a run of the whole
+    # module, or a rollback to one): a rollback to it drops the views it did not have
+    complete: bool = False
     seq: int = 0
 
     def to_json(self) -> dict:

@@ -116,6 +116,7 @@ class RunReport:
     entry: H.HistoryEntry | None = None
     notes: list[str] = field(default_factory=list)
     stale_reasons: dict[str, str] = field(default_factory=dict)
+    removed: dict[str, str] = field(default_factory=dict)  # model -> snapshot, view dropped
     seconds: float = 0.0
     fingerprint_seconds: float = 0.0
 
@@ -133,6 +134,7 @@ class RunReport:
             "rebuilt": self.rebuilt, "reused": self.reused,
             "models": [r.to_json() for r in self.results],
             "stale": self.stale_reasons, "notes": self.notes,
+            "removed": sorted(self.removed),
             "backfill_of": self.entry.backfill_of if self.entry else None,
             "reason": self.entry.reason if self.entry else None,
             "seconds": round(self.seconds, 3),
@@ -241,6 +243,10 @@ class Run:
         live = live_snapshots(wh, opts.branch)
         if not opts.stage_only:  # E094: a name a live view needs is taken, before any work
             check_view_names(wh, opts.branch, closure)
+        # a run of the whole module publishes the module's whole set of views: those of
+        # models no longer in it go (a --models run says nothing about the others)
+        whole = not opts.models and not opts.stage_only and opts.kind == "run"
+        removed = staleness.vanished_views(wh, live, module.models) if whole else {}
 
         reasons: dict[str, str] = {}
         if opts.rebuild is not None:
@@ -251,7 +257,7 @@ class Run:
                                              wh)
             damaged = staleness.quarantined_models(closure, base, live, self.quarantined)
             reasons.update({m: why for m, why in damaged.items() if m not in reasons})
-            if not reasons:
+            if not reasons and not removed:  # a lingering view is work to do
                 report = RunReport(base.id if base else "", opts.branch, "up_to_date",
                                    notes=["everything up to date (nothing to do)"])
                 report.results = [ModelResult(m, "kept", live.get(m, ""), reason="up to date")
@@ -275,7 +281,8 @@ class Run:
         rid = run_id(opts.branch, selection, code_fps, source_fps, previous,
                      [opts.kind, opts.backfill_of, opts.full_refresh,
                       sorted(opts.force_full), opts.stage_only, sorted(reasons)]
-                     + ([sorted(opts.keep.items())] if opts.keep else []))
+                     + ([sorted(opts.keep.items())] if opts.keep else [])
+                     + ([["removed", sorted(removed.items())]] if removed else []))
         self.rid = rid
         if opts.skip_if_published:
             done = _published(wh, rid, opts.branch, live, self.quarantined)
@@ -300,7 +307,8 @@ class Run:
         self.live = live
 
         report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
-                           stale_reasons=reasons, fingerprint_seconds=fingerprint_seconds)
+                           stale_reasons=reasons, removed=removed,
+                           fingerprint_seconds=fingerprint_seconds)
         if opts.workers > 1:
             self.lanes = Lanes(wh.con, opts.workers, self.BUILD_BATCH, self.HASH_NOW_ROWS)
         try:
@@ -335,7 +343,7 @@ class Run:
             source_fingerprints=source_fps, code_fingerprints=code_fps,
             snapshots={} if opts.stage_only else dict(self.snap_of),
             rebuilt=report.rebuilt, reused=report.reused, backfill_of=opts.backfill_of,
-            reason=opts.reason, module=opts.module_path,
+            reason=opts.reason, module=opts.module_path, removed=removed, complete=whole,
             details={**{r.model: {k: v for k, v in r.to_json().items()
                                   if k in ("status", "path", "delta_rows", "compacted",
                                            "rows", "reason",
@@ -351,6 +359,7 @@ class Run:
                 crash_point("publish_begin")
                 H.register_many(wh, self.new_records)
                 switch_views(wh, opts.branch, self.snap_of, current=live)
+                staleness.drop_views(wh, opts.branch, removed)
                 crash_point("publish_before_commit")
                 H.append(wh, entry)
             crash_point("after_publish")

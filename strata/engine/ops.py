@@ -12,6 +12,7 @@ from strata.engine import history as H
 from strata.engine.branches import ensure_branch, list_branches, live_snapshots, switch_views
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import row_hash, sha
+from strata.engine.staleness import drop_views, vanished_views
 from strata.engine.warehouse import (
     MAIN_BRANCH,
     Warehouse,
@@ -59,14 +60,20 @@ def rollback(wh: Warehouse, run_id: str, branch: str | None = None) -> H.History
     ensure_branch(wh, target)
     refuse_quarantined(wh, entry, records, target)
     views = {m: r.name for m, r in records.items()}
+    # back to a whole-module run: exactly its views, so a model it did not have (added
+    # or renamed since) loses its view; a --models run never recorded the others
+    removed = (vanished_views(wh, live_snapshots(wh, target), views) if entry.complete
+               else {})
     with wh.transaction():
         switch_views(wh, target, views)
+        drop_views(wh, target, removed)
         out = H.HistoryEntry(id=sha("rollback", entry.id, entry.seq, target, now_text())[:12],
                              kind="rollback", branch=target, started_at=now_text(),
                              models=sorted(views), snapshots=views,
                              source_fingerprints=entry.source_fingerprints,
                              code_fingerprints=entry.code_fingerprints,
                              overrides=entry.overrides,
+                             removed=removed, complete=entry.complete,
                              details={"rolled_back_to": entry.id, "rolled_back_seq": entry.seq})
         H.append(wh, out)
     return out

@@ -4,7 +4,8 @@ run with snapshots on the branch (SPEC §3.4 and the delivery note)."""
 from __future__ import annotations
 
 from strata.engine import history as H
-from strata.engine.warehouse import Warehouse
+from strata.engine.branches import VIEW_PREFIX
+from strata.engine.warehouse import Warehouse, crash_point, q
 from strata.semantics.module import Module
 
 
@@ -80,3 +81,26 @@ def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
         else:
             out[name] = "up to date (code)"
     return out
+
+
+def vanished_views(wh: Warehouse, live: dict[str, str], keep) -> dict[str, str]:
+    """model -> snapshot for each live view of a model not in `keep` (names compared
+    as DuckDB compares them, ignoring case) that is Strata's own: it reads one
+    snapshot and the registry records that snapshot as this model's. A view or table
+    of the user's named `v_x` never qualifies (it reads no snapshot, or another's)."""
+    kept = {name.lower() for name in keep}
+    gone = {m: s for m, s in live.items() if m.lower() not in kept}
+    if not gone:
+        return {}
+    records = H.records(wh, gone.values())
+    return {m: s for m, s in sorted(gone.items())
+            if s in records and records[s].model == m}
+
+
+def drop_views(wh: Warehouse, branch: str, models) -> None:
+    """Drop the live views of `models` on `branch`, inside the caller's publication
+    transaction (DuckDB's DDL is transactional: a crash before the commit keeps them).
+    The snapshots stay; gc collects them once nothing keeps them."""
+    for model in models:
+        wh.execute(f"DROP VIEW IF EXISTS {q(branch, VIEW_PREFIX + model)}")
+        crash_point(f"after_drop_view:{model}")

@@ -105,7 +105,8 @@ def _warehouse_failure(err: Exception) -> StrataError | None:
 _COMMAND_MODULES = {"check": "compile_cmds", "compile": "compile_cmds", "build": "compile_cmds",
                     "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd",
                     "lsp": "lsp_cmd",
-                    "init": "init_cmd", "snapshot": "snapshot_cmd", "lineage": "lineage_cmd"}
+                    "init": "init_cmd", "snapshot": "snapshot_cmd", "lineage": "lineage_cmd",
+                    "graph": "graph_cmd"}
 
 
 def _load_commands(module: str | None = None) -> None:

@@ -122,7 +122,8 @@ svg{width:100%;height:100%;display:block}
 #panel h3{font-size:13px;margin:16px 0 6px;text-transform:uppercase;letter-spacing:.04em;color:#5a6272}
 #panel pre{background:#f3f4f7;padding:10px;border-radius:6px;overflow:auto;font:12px/1.45 ui-monospace,Menlo,Consolas,monospace;white-space:pre}
 #panel table{border-collapse:collapse;width:100%}
-#panel td,#panel th{text-align:left;padding:3px 8px 3px 0;border-bottom:1px solid #eef0f3;vertical-align:top;word-break:break-word}
+#panel td,#panel th{text-align:left;padding:3px 8px 3px 0;border-bottom:1px solid #eef0f3;vertical-align:top;overflow-wrap:anywhere}
+#panel td:first-child{white-space:nowrap}
 #panel code{font:12px ui-monospace,Menlo,Consolas,monospace}
 #close{float:right;border:0;background:none;font-size:20px;cursor:pointer;color:#5a6272}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;font-size:12px;background:#eee}

@@ -1,0 +1,302 @@
+"""The model graph (issue 19, item 2): `strata graph MODULE [-o W] [--format
+html|mermaid|dot]` draws every source and model and what each reads; with a
+warehouse, each model's state (up to date / stale and why / never built), rows and
+last run. The HTML page is self-contained, and a real headless Chromium loads it
+without a script error, shows every model, and opens a model's panel (SQL, columns
+with types, pins, history, column lineage -- item 3) from `#model=NAME`.
+
+Chromium is a Debian package (`.ci/engines` installs it); without it the browser
+tests skip, except in CI, where they fail."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from strata.graph import build_graph, dot, mermaid
+from strata.graph_html import embed_json, layout, page
+from strata.semantics.resolve import load_text
+
+STRATA = str(Path(sys.executable).with_name("strata"))
+REPO = Path(__file__).resolve().parent.parent
+JAFFLE = str(REPO / "examples" / "jaffle_shop")
+JAFFLE_MODELS = ["stg_customers", "stg_orders", "customers_without_orders",
+                 "customers_with_orders", "stg_order_items", "stg_products", "orders",
+                 "customers", "top_orders", "latest_order_per_customer"]
+
+# names a page, a Mermaid label or a DOT string must not take as markup or syntax
+HOSTILE = 'a</script><b onclick="x">&amp;\u2028"'
+MODULE = f"""\
+source raw {{ id: int, amount: int }}
+
+model `{HOSTILE}` {{
+  from raw
+  derive doubled = amount * 2
+  select id, doubled
+  pin unique [id]
+}}
+
+model `two words` {{
+  from `{HOSTILE}`
+  select id, doubled + 1 as total
+}}
+"""
+
+
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([STRATA, *args], check=False, capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> str:
+    """jaffle_shop, run once into a fresh warehouse."""
+    path = str(tmp_path_factory.mktemp("graph") / "wh.duckdb")
+    result = _run("run", JAFFLE, "-o", path)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+# ------------------------------------------------------------------ data and text
+def test_graph_has_every_source_model_and_read_edge():
+    module = load_text(MODULE)
+    graph = build_graph(module)
+    assert [n.name for n in graph.nodes] == ["raw", HOSTILE, "two words"]
+    assert graph.edges == [("raw", HOSTILE), (HOSTILE, "two words")]
+    first = graph.nodes[1]
+    assert first.columns == [("id", "int"), ("doubled", "int")]
+    assert first.pins == ["pin unique [id]"]
+    assert "amount * 2" in first.sql and first.sql.startswith("-- model ")
+    # column lineage (item 3) per column: what it reads directly, and its source columns
+    total = {c["column"]: c for c in graph.nodes[2].lineage}["total"]
+    assert total["reads"] == [f"{HOSTILE}.doubled"]
+    assert total["sources"] == ["raw.amount"]
+    assert first.state is None  # no warehouse, no state
+
+
+def test_mermaid_names_every_node_and_edge_with_names_escaped():
+    text = mermaid(build_graph(load_text(MODULE)))
+    lines = text.splitlines()
+    assert lines[0] == "flowchart LR"
+    nodes = dict(re.findall(r'^  (n\d+)\(?\["(.*)"\]\)?$', text, re.MULTILINE))
+    assert len(nodes) == 3
+    assert nodes["n0"] == "raw" and nodes["n2"] == "#96;two words#96;"  # `two words`
+    # the hostile name: no quote, bracket, `<` or line separator raw, each as #NNN;
+    assert "<" not in nodes["n1"] and '"' not in nodes["n1"] and "\u2028" not in text
+    decoded = re.sub(r"#(\d+);", lambda m: chr(int(m.group(1))), nodes["n1"])
+    assert decoded == "`" + HOSTILE.replace("\u2028", "\\u2028") + "`"
+    assert re.findall(r"^  (n\d+) --> (n\d+)$", text, re.MULTILINE) == [("n0", "n1"), ("n1", "n2")]
+
+
+def test_dot_names_every_node_and_edge_with_names_escaped():
+    text = dot(build_graph(load_text(MODULE)))
+    assert text.startswith("digraph strata {") and text.rstrip().endswith("}")
+    labels = dict(re.findall(r'^  (n\d+) \[label="((?:[^"\\]|\\.)*)"', text, re.MULTILINE))
+    assert labels["n0"] == "raw" and labels["n2"] == "`two words`"
+    unescaped = re.sub(r"\\(.)", r"\1", labels["n1"])
+    assert unescaped == "`" + HOSTILE.replace("\u2028", "\\u2028") + "`"
+    assert "\u2028" not in text
+    assert re.findall(r"^  (n\d+) -> (n\d+);$", text, re.MULTILINE) == [("n0", "n1"), ("n1", "n2")]
+
+
+def test_state_from_the_warehouse_up_to_date_stale_and_never_built(warehouse, tmp_path):
+    graph = build_graph(load_text(_jaffle_text()), warehouse)
+    models = {n.name: n for n in graph.nodes if n.kind == "model"}
+    assert {m.state for m in models.values()} == {"up to date"}
+    assert models["stg_customers"].rows == 5
+    assert models["orders"].last_run is not None
+    assert models["orders"].history[0]["status"] == "rebuilt"
+    # a model whose code changed is stale, and says why; a new one was never built
+    changed = _jaffle_text().replace("model top_orders {", "model top_orders {\n  -- edited",
+                                     1).replace("take 3\n", "take 2\n", 1)
+    changed += "\nmodel brand_new {\n  from orders\n  select order_id\n}\n"
+    models = {n.name: n for n in build_graph(load_text(changed), warehouse).nodes}
+    assert (models["top_orders"].state, models["top_orders"].reason) == ("stale", "code changed")
+    assert models["brand_new"].state == "never built" and models["brand_new"].history == []
+    assert models["stg_orders"].state == "up to date"
+
+
+def _jaffle_text() -> str:
+    """jaffle_shop's files as one text, file paths made absolute."""
+    root = Path(JAFFLE)
+    texts = [p.read_text() for p in sorted(root.rglob("*.strata")) if p.name != "tests.strata"]
+    return "\n".join(texts).replace("file 'data/", f"file '{root}/data/")
+
+
+def test_cli_formats_and_out(warehouse, tmp_path):
+    result = _run("graph", JAFFLE, "-o", warehouse, "--format", "mermaid")
+    assert result.returncode == 0, result.stderr
+    for name in JAFFLE_MODELS:
+        assert f'["{name}<br/>up to date, ' in result.stdout
+    result = _run("graph", JAFFLE, "--format", "dot", "--out", str(tmp_path / "g.dot"))
+    assert result.returncode == 0 and (tmp_path / "g.dot").read_text().startswith("digraph")
+    result = _run("graph", JAFFLE, cwd=tmp_path)  # html goes to graph.html by default
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "graph.html").read_text().startswith("<!DOCTYPE html>")
+    result = _run("graph", JAFFLE, "--out", str(tmp_path / "no" / "such" / "g.html"))
+    assert result.returncode == 1 and "error[E093]" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = _run("graph", JAFFLE, "-o", str(tmp_path / "missing.duckdb"))
+    assert result.returncode == 1 and "error[E" in result.stderr
+
+
+# ------------------------------------------------------------------ the page
+def test_page_is_self_contained_and_embeds_names_safely():
+    html = page(build_graph(load_text(MODULE)), "hostile")
+    assert "</script><b" not in html and "\u2028" not in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # no network
+    assert html.count("<script") == 2 and html.count("</script>") == 2
+    assert embed_json({"a": "</script>&\u2028"}) == '{"a":"\\u003c/script\\u003e\\u0026\\u2028"}'
+
+
+def test_layout_puts_each_model_right_of_what_it_reads():
+    graph = build_graph(load_text(_jaffle_text()))
+    boxes = layout(graph)
+    for src, dst in graph.edges:
+        assert boxes[src].x < boxes[dst].x
+    spots = {(b.x, b.y) for b in boxes.values()}
+    assert len(spots) == len(boxes)  # no two nodes on one spot
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser") \
+        or shutil.which("google-chrome")
+    if found is None:
+        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+            pytest.fail("CI needs chromium for the graph page (.ci/engines installs it)",
+                        pytrace=False)
+        pytest.skip("no chromium on this machine (apt-get install chromium)")
+    return found
+
+
+def _browser(html: Path, *args: str, fragment: str = "") -> subprocess.CompletedProcess:
+    cmd = [_chromium(), "--headless", "--disable-gpu", "--no-sandbox",
+           "--no-first-run", "--disable-extensions", "--window-size=1400,900",
+           f"--user-data-dir={html.parent / 'profile'}", "--virtual-time-budget=5000",
+           *args, html.as_uri() + fragment]
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=180)
+
+
+class _Dom(HTMLParser):
+    """The attributes a test reads from the dumped DOM, and the panel's SQL text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+        self.body: dict[str, str | None] = {}
+        self.panel: dict[str, str | None] = {}
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "g" and "data-name" in attrs:
+            self.names.append(attrs["data-name"])
+        if tag == "body":
+            self.body = attrs
+        if tag == "aside":
+            self.panel = attrs
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _dom(html: Path, fragment: str = "") -> _Dom:
+    result = _browser(html, "--dump-dom", fragment=fragment)
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(result.stdout)
+    return dom
+
+
+def test_browser_loads_the_page_and_shows_every_model(warehouse, tmp_path):
+    html = tmp_path / "graph.html"
+    assert _run("graph", JAFFLE, "-o", warehouse, "--out", str(html)).returncode == 0
+    dom = _dom(html)
+    assert "data-error" not in dom.body, dom.body.get("data-error")
+    assert dom.body.get("data-ready") == "14"  # the script ran to its end
+    assert sorted(dom.names) == sorted(["raw_customers", "raw_orders", "raw_items",
+                                        "raw_products", *JAFFLE_MODELS])
+    # a click, by URL: the panel holds the model's SQL, columns, pins, lineage, history
+    dom = _dom(html, "#model=orders")
+    assert "data-error" not in dom.body
+    assert dom.panel.get("data-model") == "orders" and "open" in dom.panel.get("class", "")
+    text = "".join(dom.text)
+    for wanted in ("-- model orders (full)", "FROM v_stg_orders", "count_order_items",
+                   "pin unique [order_id]", "Column lineage", "raw_orders.id", "History",
+                   "rebuilt"):
+        assert wanted in text, wanted
+
+
+def test_browser_page_with_hostile_names_runs_and_shows_them(tmp_path):
+    html = tmp_path / "g.html"
+    html.write_text(page(build_graph(load_text(MODULE)), "hostile"), encoding="utf-8")
+    dom = _dom(html, "#model=" + quote(HOSTILE, safe=""))
+    assert "data-error" not in dom.body, dom.body.get("data-error")
+    assert sorted(dom.names) == sorted(["raw", HOSTILE, "two words"])
+    assert dom.panel.get("data-model") == HOSTILE
+    assert "amount * 2" in "".join(dom.text)
+
+
+def test_browser_screenshot_is_a_picture_of_the_graph(warehouse, tmp_path):
+    html = tmp_path / "graph.html"
+    assert _run("graph", JAFFLE, "-o", warehouse, "--out", str(html)).returncode == 0
+    shot = tmp_path / "shot.png"
+    result = _browser(html, f"--screenshot={shot}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    width, height, colours = _png_summary(shot.read_bytes())
+    assert (width, height) == (1400, 900)
+    # boxes in five fills, borders, text and edges: far more than a blank page's few
+    assert colours > 50
+
+
+def _png_summary(data: bytes) -> tuple[int, int, int]:
+    """(width, height, distinct colours) of an 8-bit RGB or RGBA PNG, decoded here:
+    chunks, inflated IDAT, each row unfiltered (PNG filters 0-4)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, colour_type = header[:4]
+    assert depth == 8 and colour_type in (2, 6)
+    bpp = 3 if colour_type == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    prev, colours = bytearray(stride), set()
+    for y in range(height):
+        kind, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = row[i - bpp] if i >= bpp else 0
+            up, corner = prev[i], prev[i - bpp] if i >= bpp else 0
+            row[i] = (row[i] + _predict(kind, left, up, corner)) & 0xFF
+        colours.update(bytes(row[i:i + 3]) for i in range(0, stride, bpp * 7))  # a sample
+        prev = row
+    return width, height, len(colours)
+
+
+def _predict(kind: int, left: int, up: int, corner: int) -> int:
+    if kind == 0:
+        return 0
+    if kind == 1:
+        return left
+    if kind == 2:
+        return up
+    if kind == 3:
+        return (left + up) // 2
+    p = left + up - corner
+    pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+    return left if pa <= pb and pa <= pc else up if pb <= pc else corner

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import math
 import os
 import pwd
@@ -373,6 +374,9 @@ def start_spark() -> SparkEngine:
         shutil.rmtree(warehouse, ignore_errors=True)
         raise EngineUnavailable(f"Spark did not start: {err}") from err
     session.sparkContext.setLogLevel("ERROR")
+    # pyspark logs every failed statement with its JVM stack (tens of KB) before
+    # raising; the test reports the error itself, so the log only buries CI's output
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     return SparkEngine(session, warehouse)
 
 

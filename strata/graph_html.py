@@ -202,10 +202,12 @@ window.onerror = function (msg, src, line) {
     var maxX = 0, maxY = 0;
     G.nodes.forEach(function (n) { maxX = Math.max(maxX, n.x + W); maxY = Math.max(maxY, n.y + H); });
     var r = svg.getBoundingClientRect(), pad = 24;
-    var k = Math.min((r.width - 2 * pad) / Math.max(maxX, 1), (r.height - 2 * pad) / Math.max(maxY, 1), 1.5);
+    var width = r.width - (panel.classList.contains("open") ? panel.offsetWidth : 0);  // left of the panel
+    var k = Math.min((width - 2 * pad) / Math.max(maxX, 1), (r.height - 2 * pad) / Math.max(maxY, 1), 1.5);
     t.k = Math.max(k, 0.05);
-    t.x = (r.width - maxX * t.k) / 2; t.y = (r.height - maxY * t.k) / 2; apply();
+    t.x = (width - maxX * t.k) / 2; t.y = (r.height - maxY * t.k) / 2; apply();
   }
+  var panel = document.getElementById("panel"), detail = document.getElementById("detail");
   var drag = null;
   canvas.addEventListener("mousedown", function (ev) { drag = {x: ev.clientX - t.x, y: ev.clientY - t.y}; canvas.classList.add("drag"); });
   window.addEventListener("mousemove", function (ev) { if (drag) { t.x = ev.clientX - drag.x; t.y = ev.clientY - drag.y; apply(); } });
@@ -219,7 +221,6 @@ window.onerror = function (msg, src, line) {
   canvas.addEventListener("click", function () { if (!drag) close(); });
 
   // the side panel
-  var panel = document.getElementById("panel"), detail = document.getElementById("detail");
   function section(title) { detail.appendChild(el("h3", {}, title)); }
   function table(head, rows) {
     var tb = el("table"), tr = el("tr");
@@ -260,7 +261,7 @@ window.onerror = function (msg, src, line) {
       section("Column lineage");
       table(["column", "made by", "reads", "source columns"], n.lineage.map(function (l) {
         return [l.column, l.step + (l.expression ? ": " + l.expression : ""), l.reads.join(", "),
-          l.sources.join(", ") || "(a constant)"];
+          l.sources.join(", ") || "(none)"];
       }));
       section("SQL (duckdb)");
       detail.appendChild(el("pre", {"class": "sql"}, n.sql));
@@ -283,8 +284,7 @@ window.onerror = function (msg, src, line) {
     if (m) select(decodeURIComponent(m[1]));
   }
   window.addEventListener("hashchange", fromHash);
-  fit(); window.addEventListener("resize", fit);
-  fromHash();
+  fromHash(); fit(); window.addEventListener("resize", fit);
   document.body.setAttribute("data-ready", String(G.nodes.length));
 })();
 </script>

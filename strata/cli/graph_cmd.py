@@ -44,7 +44,7 @@ def graph_cmd(module: str, warehouse: str | None, branch: str, fmt: str,
     else:
         from strata.graph_html import page
 
-        text = page(graph, Path(module).name or module)
+        text = page(graph, Path(module).resolve().name or module)
     target = out if out is not None else (HTML_DEFAULT if fmt == "html" else "-")
     if target == "-":
         sys.stdout.write(text)

@@ -32,7 +32,9 @@ REPO = Path(__file__).resolve().parent.parent
 JAFFLE = str(REPO / "examples" / "jaffle_shop")
 JAFFLE_MODELS = ["stg_customers", "stg_orders", "customers_without_orders",
                  "customers_with_orders", "stg_order_items", "stg_products", "orders",
-                 "customers", "top_orders", "latest_order_per_customer"]
+                 "customers", "top_orders", "latest_order_per_customer", "order_share",
+                 "customer_order_history", "first_orders", "customer_order_counts",
+                 "product_types"]
 
 # names a page, a Mermaid label or a DOT string must not take as markup or syntax
 HOSTILE = 'a</script><b onclick="x">&amp;\u2028"'
@@ -223,7 +225,8 @@ def test_browser_loads_the_page_and_shows_every_model(warehouse, tmp_path):
     assert _run("graph", JAFFLE, "-o", warehouse, "--out", str(html)).returncode == 0
     dom = _dom(html)
     assert "data-error" not in dom.body, dom.body.get("data-error")
-    assert dom.body.get("data-ready") == "14"  # the script ran to its end
+    # the script ran to its end: it marks how many nodes it drew (models and sources)
+    assert dom.body.get("data-ready") == str(len(JAFFLE_MODELS) + 4)
     assert sorted(dom.names) == sorted(["raw_customers", "raw_orders", "raw_items",
                                         "raw_products", *JAFFLE_MODELS])
     # a click, by URL: the panel holds the model's SQL, columns, pins, lineage, history

@@ -1,0 +1,33 @@
+-- model customer_order_history (full)
+WITH base AS (
+  SELECT
+    orders.order_id,
+    orders.customer_id,
+    orders.ordered_at,
+    orders.order_total,
+    orders.count_order_items,
+    orders.count_drinks,
+    orders.order_cost,
+    orders.customer_order_number,
+    orders.is_repeat_buyer
+  FROM v_orders AS orders
+  WHERE
+    NOT orders.customer_id IS NULL
+)
+SELECT
+  base.order_id,
+  base.customer_id,
+  base.ordered_at,
+  base.order_total,
+  base.count_order_items,
+  base.customer_order_number,
+  LAG(base.ordered_at) OVER (
+    PARTITION BY base.customer_id
+    ORDER BY base.ordered_at ASC, base.order_id ASC, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.count_order_items ASC, base.count_drinks ASC, base.order_cost ASC, ATAN2(base.order_cost, -1) ASC, base.customer_order_number ASC, base.is_repeat_buyer ASC
+  ) AS previous_ordered_at,
+  SUM(base.order_total) OVER (
+    PARTITION BY base.customer_id
+    ORDER BY base.ordered_at ASC, base.order_id ASC, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.count_order_items ASC, base.count_drinks ASC, base.order_cost ASC, ATAN2(base.order_cost, -1) ASC, base.customer_order_number ASC, base.is_repeat_buyer ASC
+    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+  ) AS running_spend
+FROM base;

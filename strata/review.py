@@ -82,8 +82,11 @@ def choose_dialects(given: list[str], directory: Path) -> list[str]:
 
     if given:
         return list(dict.fromkeys(given))
-    locked = sorted(p.name for p in directory.glob("*") if p.is_dir()
-                    and p.name in dialects.DIALECTS) if directory.is_dir() else []
+    try:
+        locked = sorted(p.name for p in directory.glob("*") if p.is_dir()
+                        and p.name in dialects.DIALECTS) if directory.is_dir() else []
+    except OSError:  # a folder the OS refuses to look at (too long a name): none locked
+        locked = []  # there; writing into it says what is wrong (E093)
     return locked or [dialects.DEFAULT]
 
 

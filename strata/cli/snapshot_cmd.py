@@ -33,9 +33,10 @@ def snapshot_cmd(module: str, dialect_names: tuple[str, ...], directory: str | N
     shows how the generated SQL changed; with --check, verify the files are current."""
     for name in dialect_names:
         dialects.get(name)
+    checked = load_checked(module)  # a path the OS refuses is E005 before it is used
     names = choose_dialects(list(dialect_names),
                             Path(directory) if directory is not None else default_dir(module))
-    result = review(load_checked(module), module, names, directory, check=check)
+    result = review(checked, module, names, directory, check=check)
     if as_json:
         print_json(result.to_json())
     elif check:

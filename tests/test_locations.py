@@ -50,6 +50,11 @@ def test_postgres_without_host_leaves_it_to_libpq():
     assert loc.connect_args() == {"dbname": "warehouse"}
 
 
+def test_password_with_an_unencoded_slash_is_not_read_as_a_port():
+    loc = parse_location("postgresql://ann:pa/ss@word@h:5432/db")
+    assert (loc.password, loc.host, loc.port) == ("pa/ss@word", "h", 5432)
+
+
 def test_postgres_ipv6_host():
     loc = parse_location("postgresql://u@[::1]:5433/db")
     assert (loc.host, loc.port) == ("::1", 5433)
@@ -78,7 +83,8 @@ def test_spark_connect_default_port_and_params():
     ("postgresql://u:hunter2@h:54x2/db", "the port `54x2` is not a number"),
     ("postgresql://u:hunter2@h:70000/db", "the port `70000` is not a number"),
     ("postgresql://u:hunter2@h:5432/", "the URL names no database"),
-    ("postgresql://u:hunter2@[::1/db", "not a URL"),
+    ("postgresql://u:hunter2@[::1/db", "lacks its closing"),
+    ("postgresql://u:hunter2@h/db#x", "has no `#` part"),
     ("sc://[::1:15002", "lacks its closing"),
     ("sc://:15002", "the URL names no host"),
     ("sc://h:x", "the port `x` is not a number"),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote
 
 from strata.diagnostics import StrataError, fail
 
@@ -192,15 +192,18 @@ def _split_netloc(text: str, netloc: str) -> tuple[str | None, str | None, str, 
 
 
 def _postgres(text: str) -> PostgresURL:
-    try:
-        parts = urlsplit(text)
-    except ValueError as err:
-        raise _bad(text, f"not a URL ({err})") from None
-    user, password, host, port_text = _split_netloc(text, parts.netloc)
+    rest = text[_SCHEME.match(text).end():]
+    head, _, query = rest.partition("?")
+    # the user info ends at the last '@' (as in `redact`): a password with an unencoded
+    # '/' stays in it, and no piece of it is taken for a port or a database
+    at = head.rfind("@")
+    info, after = (head[:at + 1], head[at + 1:]) if at >= 0 else ("", head)
+    netloc, _, path = after.partition("/")
+    user, password, host, port_text = _split_netloc(text, info + netloc)
     port = _port(text, port_text)
-    database = unquote(parts.path.lstrip("/"))
+    database = unquote(path)
     options: dict[str, str] = {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    for key, value in parse_qsl(query, keep_blank_values=True):
         options[key] = value
     host = options.pop("host", None) or host or None
     port = _port(text, options.pop("port", None)) or port
@@ -210,7 +213,7 @@ def _postgres(text: str) -> PostgresURL:
     if not database:
         raise _bad(text, "the URL names no database",
                    "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB: DB is the database")
-    if parts.fragment:
+    if "#" in after or "#" in query:
         raise _bad(text, "a PostgreSQL URL has no `#` part")
     return PostgresURL(text, database, user, password, host, port,
                        tuple(sorted(options.items())))

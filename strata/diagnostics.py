@@ -60,6 +60,10 @@ class StrataError(Exception):
         self.diagnostics: list[Diagnostic] = list(diagnostics)
         super().__init__("; ".join(f"{d.code}: {d.message}" for d in self.diagnostics))
 
+    # the history entry that records the failed run this error ended, when one was
+    # written (strata/engine/failures.py); `run --json` reports it
+    failed_entry: str | None = None
+
     @property
     def code(self) -> str:
         return self.diagnostics[0].code
@@ -178,4 +182,14 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E112": ("join_cross with a condition", "join_cross customers on customers.id = customer_id"),
     "E113": ("a range frame offset on an order key that is not a number",
              "window order ts range between 1 preceding and current row"),
+    "E114": ("unknown on_drift", "on_drift: retry"),
+    "E115": ("a lookback that does not fit the cdc column", "lookback: 3 days on an int cdc"),
+    "E116": ("delete_when that is not a row condition", "delete_when: count(id) > 0"),
+    "E117": ("an incremental model drifted from a full refresh, with on_drift: fail",
+             "a row changed at or below the watermark without moving its cdc column"),
+    "E118": ("a merge property on a strategy it does not apply to",
+             "lookback: 3 days with merge_strategy: append"),
+    "E119": ("rollback to a failed run", "strata rollback ID of a run that failed on a model"),
+    "E120": ("replay --execute of a failed run",
+             "strata replay ID --execute of a run that failed on a model"),
 }

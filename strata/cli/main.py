@@ -57,7 +57,7 @@ def handled(fn):
         try:
             return fn(*args, **kwargs)
         except StrataError as err:
-            _fail(err.diagnostics, 1)
+            _fail(err.diagnostics, 1, err.failed_entry)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
@@ -76,12 +76,14 @@ def handled(fn):
     return wrapper
 
 
-def _fail(diags: list[Diagnostic], status: int) -> None:
+def _fail(diags: list[Diagnostic], status: int, failed_entry: str | None = None) -> None:
     """Report and exit. --json: the diagnostics as a document on stdout (a script
-    parses stdout; an empty one told it nothing), and an internal error also as text
-    on stderr, for the person who reports it."""
+    parses stdout; an empty one told it nothing), with the history entry that records
+    a failed run when one was written, and an internal error also as text on stderr,
+    for the person who reports it."""
     if click.get_current_context().params.get("as_json"):
-        print_json({"status": "error", "error": [d.to_json() for d in diags]})
+        print_json({"status": "error", "error": [d.to_json() for d in diags],
+                    **({"failed_entry": failed_entry} if failed_entry else {})})
         if status == 1:
             sys.exit(status)
     print_diagnostics(diags)

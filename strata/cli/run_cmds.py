@@ -214,7 +214,8 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
     finally:
         wh.close()
     if as_json:
-        print_json([{**_public(e), "collected_by": collected_by[e.seq]} for e in items])
+        print_json([{**_public(e), "status": e.status, "collected_by": collected_by[e.seq]}
+                    for e in items])
         return
     out = console()
     if not items:
@@ -236,6 +237,8 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
                       f"leftovers={len(e.details.get('leftovers', []))}")
         if e.kind == "quarantine":  # a verdict, not a build
             counts = f"quarantined={len(e.details.get('quarantined', {}))}"
+        if e.kind == H.FAILED:  # published nothing: say what failed
+            counts = f"FAILED {ops.failure_summary(e)}"
         if collected_by[e.seq]:
             extra += f"  collected by gc {collected_by[e.seq]}"
         row = "  ".join(_padded(v, w) for v, w in ((e.id, id_w), (e.kind, kind_w),
@@ -281,7 +284,7 @@ def replay_cmd(run_id: str, warehouse: str, execute: bool, as_json: bool) -> Non
         replay = ops.replay_execute(wh, run_id) if execute else None
     finally:
         wh.close()
-    data = {**_public(entry), "collected_by": collected_by}
+    data = {**_public(entry), "status": entry.status, "collected_by": collected_by}
     if replay is not None:
         data["replay"] = {"source_drift": {k: {"recorded": a, "now": b}
                                            for k, (a, b) in replay.source_drift.items()},
@@ -295,6 +298,8 @@ def replay_cmd(run_id: str, warehouse: str, execute: bool, as_json: bool) -> Non
         for key in ("id", "kind", "branch", "started_at", "backfill_of", "reason", "models",
                     "overrides", "source_fingerprints", "snapshots", "rebuilt", "reused"):
             out.print(f"{key}: {data[key]}", markup=False, highlight=False)
+        for line in _failure_lines(entry):
+            out.print(line, markup=False, highlight=False)
         if replay is not None:
             for name, (a, b) in replay.source_drift.items():
                 out.print(f"source {name} changed since the run ({a} -> {b})", markup=False)
@@ -304,6 +309,25 @@ def replay_cmd(run_id: str, warehouse: str, execute: bool, as_json: bool) -> Non
                           markup=False)
     if replay is not None and not data["replay"]["ok"]:
         sys.exit(1)
+
+
+def _failure_lines(entry: H.HistoryEntry) -> list[str]:
+    """What a failed run's entry says, for `replay`: what it attempted, each failed
+    model's errors, what it had built (and did not publish), what it never built."""
+    if entry.kind != H.FAILED:
+        return []
+    failure = entry.failure
+    lines = [(f"status: failed ({failure.get('as', 'run')} {failure.get('run_id')}, "
+              f"finished {entry.finished_at}); nothing was published"),
+             f"attempted: {failure.get('attempted', [])}"]
+    for model, said in (failure.get("failed") or {}).items():
+        lines += [f"failed: {model}: error[{d['code']}] {d['message']}" for d in said]
+    if not failure.get("failed"):
+        lines += [f"error[{d['code']}] {d['message']}" for d in failure.get("errors", [])]
+    lines.append(f"built, not published: {failure.get('built', [])}")
+    lines += [f"not built: {model} (upstream `{up}` failed)"
+              for model, up in (failure.get("not_built") or {}).items()]
+    return lines
 
 
 @cli.command(name="verify")
@@ -317,11 +341,17 @@ def verify_cmd(run_id: str, warehouse: str, as_json: bool) -> None:
     # run reuses it; a file this user may not write is verified read-only all the same
     wh = Warehouse.open_to_record(warehouse)
     try:
+        entry = H.find(wh, run_id)
         results = ops.verify(wh, run_id)
     finally:
         wh.close()
+    skipped = (f"`{entry.id}` is a failed run ({ops.failure_summary(entry)}): it published "
+               "no snapshots, nothing to verify") if entry.kind == H.FAILED else None
     if as_json:
-        print_json({"run_id": run_id, "ok": True, "snapshots": [r.__dict__ for r in results]})
+        print_json({"run_id": run_id, "ok": True, "snapshots": [r.__dict__ for r in results],
+                    **({"skipped": skipped} if skipped else {})})
+    elif skipped:
+        console().print(f"skipped: {skipped}", markup=False)
     else:
         for r in results:
             console().print(f"  ok  {r.model:<32} {r.snapshot} ({r.rows} rows)", markup=False)

@@ -118,7 +118,9 @@ def plan_backfill(module: Module, wh: Warehouse, run_id: str, corrected: dict[st
     if of.kind not in ("run", "backfill") or not of.snapshots:
         what = {"stage": "was staged only (--stage-only) and published no snapshots",
                 "rollback": f"is a rollback (to run {of.details.get('rolled_back_to')}); "
-                            "backfill the run it restored"}.get(
+                            "backfill the run it restored",
+                H.FAILED: "is a failed run and published nothing; backfill a run that "
+                          "published"}.get(
             of.kind, f"is a `{of.kind}` entry, not a run with snapshots")
         raise fail("E085", f"cannot backfill `{of.id}`: it {what}", None,
                    "`strata history -o WAREHOUSE` lists the runs")
@@ -247,7 +249,9 @@ def _as_e085(run_id: str) -> Iterator[None]:
     except StrataError as err:
         if not any(d.code in _AS_E085 for d in err.diagnostics):
             raise
-        raise StrataError([_convert(d, run_id) for d in err.diagnostics]) from None
+        converted = StrataError([_convert(d, run_id) for d in err.diagnostics])
+        converted.failed_entry = err.failed_entry  # the failed backfill's history entry
+        raise converted from None
 
 
 def _convert(d: Diagnostic, run_id: str) -> Diagnostic:

@@ -122,7 +122,8 @@ def plan(wh: Warehouse, opts: GcOptions) -> GcReport:
     last_n: set[int] = set()
     per_branch: dict[str, int] = {}
     for entry in H.entries(wh):  # newest first
-        if entry.kind in ("stage", "gc") or not entry.snapshots:
+        # keep-last counts runs that published (a failed run lists nothing, keeps nothing)
+        if entry.kind in ("stage", "gc", H.FAILED) or not entry.snapshots:
             continue
         seen = per_branch.get(entry.branch, 0)
         if seen < opts.keep_last:

@@ -12,7 +12,7 @@ from strata.engine.warehouse import TEXT_LIST, Warehouse, dumps, internal, text_
 @dataclass
 class HistoryEntry:
     id: str
-    kind: str  # run | backfill | rollback | stage | branch | gc
+    kind: str  # run | backfill | rollback | stage | branch | gc | quarantine | failed
     branch: str
     started_at: str
     finished_at: str | None = None
@@ -34,7 +34,14 @@ class HistoryEntry:
     # its snapshots are the branch's whole set of views after it (a run of the whole
     # module, or a rollback to one): a rollback to it drops the views it did not have
     complete: bool = False
+    # a `failed` entry only (FAILED below): what the run attempted and what failed
+    failure: dict = field(default_factory=dict)
     seq: int = 0
+
+    @property
+    def status(self) -> str:
+        """`failed` for the record of a run that failed, else `ok`."""
+        return "failed" if self.kind == FAILED else "ok"
 
     def to_json(self) -> dict:
         # shallow: the entry is only serialized (asdict deep-copies every nested
@@ -113,10 +120,17 @@ def relations_read(wh: Warehouse, run_id: str) -> dict[str, str] | None:
     return read if isinstance(read, dict) else None
 
 
+def last_good_before(wh: Warehouse, branch: str, seq: int) -> HistoryEntry | None:
+    """The newest entry on the branch before `seq` that a rollback can return to (it
+    lists snapshots; a failed run never does)."""
+    return next((e for e in entries(wh, branch)
+                 if e.seq < seq and e.snapshots and e.kind in ROLLBACK_TARGETS), None)
+
+
 def last_with_snapshots(wh: Warehouse, branch: str) -> HistoryEntry | None:
     """The staleness base: the newest run or backfill on the branch that published
-    snapshots (stage-only runs and rollbacks never serve); else what the branch was
-    created from."""
+    snapshots (stage-only runs, rollbacks and failed runs never serve); else what the
+    branch was created from."""
     if not wh.has_internal():
         return None
     # newest first, one entry at a time: an entry holds the run's whole recipe, so
@@ -128,6 +142,46 @@ def last_with_snapshots(wh: Warehouse, branch: str) -> HistoryEntry | None:
         if entry.snapshots:
             return entry
     return None
+
+
+# ---------------------------------------------------------------- failed runs
+# A run (or backfill) that fails on a model publishes nothing; once it has cleaned
+# up, it appends a `failed` entry (best effort: strata/engine/failures.py) so the
+# history and `strata graph` can say what failed. The entry lists no snapshots and
+# its kind is none of the kinds a staleness base, a rollback, gc's keep-last or a
+# branch is ever taken from.
+FAILED = "failed"
+ROLLBACK_TARGETS = ("run", "backfill", "rollback", "branch")
+
+
+def failures_by_model(wh: Warehouse, branch: str) -> dict[str, HistoryEntry]:
+    """model -> the newest failed entry on the branch in which that model failed
+    (its code, message and time are in `entry.failure`). One query over failed
+    entries only."""
+    if not wh.has_internal():
+        return {}
+    out: dict[str, HistoryEntry] = {}
+    for row in wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE branch = ? "
+                          "AND kind = ? ORDER BY seq DESC", [branch, FAILED]).fetchall():
+        entry = _load(row)
+        for model in entry.failure.get("failed", {}):
+            out.setdefault(model, entry)
+    return out
+
+
+def last_built_seq(wh: Warehouse, branch: str) -> dict[str, int]:
+    """model -> seq of the newest run or backfill on the branch that published a
+    snapshot of it (its last successful build)."""
+    if not wh.has_internal():
+        return {}
+    out: dict[str, int] = {}
+    for seq, models in wh.execute(
+            "SELECT seq, json_extract_string(entry, '$.snapshots') FROM "
+            f"{internal('history')} WHERE branch = ? AND kind IN ('run', 'backfill') "
+            "ORDER BY seq", [branch]).fetchall():
+        for model in json.loads(models or "{}"):
+            out[model] = int(seq)
+    return out
 
 
 # ---------------------------------------------------------------- snapshot registry

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
-from strata.engine import code_cache, incremental, staleness
+from strata.engine import code_cache, failures, incremental, staleness
 from strata.engine import history as H
 from strata.engine.branches import check_view_names, ensure_branch, live_snapshots, switch_views
 from strata.engine.clock import now_text
@@ -327,10 +327,13 @@ class Run:
             self._commit_build()
             self._drop_deferred()
         except BaseException as err:
+            unfinished = set(self.inflight)
             self._abandon_inflight()
             self._drop_created()
             if isinstance(err, StrataError) and self.failed is not None:
                 self._quarantine_unreadable(*self.failed, err)
+            failures.record(self, err, failures.Attempt(  # best effort, never raises
+                rid, started_at, selection, closure, source_fps, code_fps, unfinished))
             raise
         finally:
             self._close_lanes()

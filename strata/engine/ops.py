@@ -52,8 +52,36 @@ def require_snapshots(wh: Warehouse, entry: H.HistoryEntry, action: str
     return records
 
 
+def refuse_failed(wh: Warehouse, entry: H.HistoryEntry) -> None:
+    """E119: a failed run published nothing, so there is nothing to roll back to; the
+    hint names the last entry before it that can be (what its branch still shows)."""
+    if entry.kind != H.FAILED:
+        return
+    good = H.last_good_before(wh, entry.branch, entry.seq)
+    hint = (f"the failed run changed nothing: `{entry.branch}` still shows what came before; "
+            + (f"the last good entry before it is {good.kind} `{good.id}` ({good.started_at}):"
+               f" `strata rollback {good.id} -o {shlex.quote(wh.path)}`" if good is not None
+               else "no entry before it published snapshots"))
+    raise fail("E119", f"cannot roll back to `{entry.id}`: it is a failed run "
+               f"({failure_summary(entry)}) and published nothing", None, hint)
+
+
+def failure_summary(entry: H.HistoryEntry) -> str:
+    """`E080 in `m` at T` (the first failed model), for one-line messages."""
+    failed = entry.failure.get("failed") or {}
+    if failed:
+        model, said = next(iter(failed.items()))
+        more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
+        what = f"{said[0]['code'] if said else 'error'} in `{model}`{more}"
+    else:
+        errors = entry.failure.get("errors") or [{"code": "error"}]
+        what = errors[0]["code"]
+    return f"{what} at {entry.finished_at or entry.started_at}"
+
+
 def rollback(wh: Warehouse, run_id: str, branch: str | None = None) -> H.HistoryEntry:
     entry = H.find(wh, run_id)
+    refuse_failed(wh, entry)
     target = branch or entry.branch
     # first: an entry without snapshots (a gc's branch is `*`) is E073, not "unknown branch"
     records = require_snapshots(wh, entry, "roll back to")
@@ -95,6 +123,8 @@ def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
     be written: no run reuses it again, and the next run rebuilds it. When it cannot
     (read-only file or folder), E077 says so in a note: the verdict is the same."""
     entry = H.find(wh, run_id)
+    if entry.kind == H.FAILED:  # it published nothing: there is nothing to verify
+        return []
     records = require_snapshots(wh, entry, "verify")
     results = []
     for model, rec in sorted(records.items()):
@@ -277,6 +307,28 @@ def refuse_quarantined(wh: Warehouse, entry: H.HistoryEntry,
         notes=(q.why,)) for model, q in bad])
 
 
+def rerun_command(wh: Warehouse, entry: H.HistoryEntry) -> str:
+    """The command that attempts a failed run again: the same module, selection,
+    branch and overrides (a backfill: the same run, corrections and reason)."""
+    module = shlex.quote(entry.module or "MODULE")
+    where = f"-o {shlex.quote(wh.path)}"
+    if entry.failure.get("as") == "backfill" and entry.backfill_of:
+        sources = " ".join(f"--source {shlex.quote(f'{s}={t}')}"
+                           for s, t in sorted(entry.overrides.items()))
+        return (f"strata backfill {module} {entry.backfill_of} {sources} --reason "
+                f"{shlex.quote(entry.reason or '')} {where}")
+    asked = entry.failure.get("options") or {}
+    parts = ["strata run", module, where]
+    if asked.get("models"):
+        parts.append(f"--models {shlex.quote(','.join(asked['models']))}")
+    if entry.branch != MAIN_BRANCH:
+        parts.append(f"--branch {shlex.quote(entry.branch)}")
+    parts += [f"--{flag.replace('_', '-')}" for flag in ("only_stale", "full_refresh",
+                                                          "stage_only") if asked.get(flag)]
+    parts += [f"--override {shlex.quote(f'{s}={t}')}" for s, t in sorted(entry.overrides.items())]
+    return " ".join(parts)
+
+
 @dataclass
 class ReplayResult:
     model: str
@@ -309,6 +361,12 @@ def replay_execute(wh: Warehouse, run_id: str) -> Replay:
     is recomputed from the recipe of the run that built it (the registry says which),
     so `replay --execute` verifies what that entry pointed the views at."""
     entry = H.find(wh, run_id)
+    if entry.kind == H.FAILED:
+        raise fail("E120", f"cannot replay --execute `{entry.id}`: it is a failed run "
+                   f"({failure_summary(entry)}); it recorded no content to compare with",
+                   None, "`strata replay ID` (without --execute) shows what failed; to try "
+                   f"it again: `{rerun_command(wh, entry)}` (add --stage-only to check "
+                   "without publishing)")
     records = require_snapshots(wh, entry, "replay")
     replay = Replay(entry)
     for builder, recipe, wanted in _recipes(wh, entry, records):

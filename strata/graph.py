@@ -1,6 +1,6 @@
 """The model graph (`strata graph`): sources and models, what each reads, and, with a
-warehouse, each model's state (up to date, stale and why, never built), rows and
-last runs.
+warehouse, each model's state (up to date, stale and why, never built, failed: its
+last attempt failed after its last successful build), rows and last runs.
 
 `build_graph` returns data (`Graph`); `mermaid` and `dot` render it as text, and
 `strata.graph_html.page` as one self-contained HTML page. The same data feeds all
@@ -35,8 +35,10 @@ class Node:
     sql: str = ""
     pins: list[str] = field(default_factory=list)
     lineage: list[dict] = field(default_factory=list)  # per column: sources, step
-    state: str | None = None  # up to date | stale | never built (None: no warehouse)
-    reason: str | None = None  # why it is stale
+    state: str | None = None  # up to date | stale | never built | failed (None: no warehouse)
+    reason: str | None = None  # why it is stale, or what failed and when
+    # state `failed`: {"entry", "run_id", "at", "errors": [{"code", "message"}]}
+    failure: dict | None = None
     rows: int | None = None
     last_run: str | None = None
     history: list[dict] = field(default_factory=list)
@@ -46,7 +48,7 @@ class Node:
                 "columns": [list(c) for c in self.columns], "sql": self.sql,
                 "pins": self.pins, "lineage": self.lineage, "state": self.state,
                 "reason": self.reason, "rows": self.rows, "last_run": self.last_run,
-                "history": self.history}
+                "history": self.history, "failure": self.failure}
 
 
 @dataclass
@@ -123,11 +125,13 @@ def _add_state(module: Module, graph: Graph, path: str, branch: str) -> None:
         base = H.last_with_snapshots(wh, branch)
         live = live_snapshots(wh, branch)
         read_then = (base.details.get("__replay") or {}).get("sources", {}) if base else {}
-        reasons = plan_reasons(module, module.order, code_fingerprints(module, module.order),
-                               base, live, moved_relations(module, read_then),
-                               H.quarantined(wh))
+        code_fps = code_fingerprints(module, module.order)
+        reasons = plan_reasons(module, module.order, code_fps, base, live,
+                               moved_relations(module, read_then), H.quarantined(wh))
         records = H.records(wh, live.values())
         runs = H.entries(wh, branch)
+        failed = _failed_since_built(H.failures_by_model(wh, branch),
+                                     H.last_built_seq(wh, branch))
     finally:
         wh.close()
     graph.warehouse, graph.branch = path, branch
@@ -135,10 +139,32 @@ def _add_state(module: Module, graph: Graph, path: str, branch: str) -> None:
         if node.kind != "model":
             continue
         node.state, node.reason = _state(reasons[node.name])
+        if node.name in failed:
+            node.state, node.reason, node.failure = _failed_state(
+                node.name, failed[node.name], code_fps[node.name])
         record = records.get(live.get(node.name, ""))
         node.rows = record.row_count if record is not None else None
         node.history = _history(node.name, runs)
         node.last_run = node.history[0]["finished_at"] if node.history else None
+
+
+def _failed_since_built(failures: dict, built_seq: dict[str, int]) -> dict:
+    """model -> its newest failed entry, for the models whose most recent attempt
+    failed after their last successful build on the branch."""
+    return {m: e for m, e in failures.items() if e.seq > built_seq.get(m, 0)}
+
+
+def _failed_state(model: str, entry, code_fp: str) -> tuple[str, str, dict]:
+    """(`failed`, why, the failure) from the failed run's entry: the error, when, and
+    whether the model's code changed since (a fix not run yet)."""
+    errors = entry.failure["failed"][model]
+    at = entry.finished_at or entry.started_at
+    first = errors[0] if errors else {"code": "error", "message": "failed"}
+    why = f"{first['code']} at {at} (failed run {entry.id}): {first['message']}"
+    if entry.code_fingerprints.get(model) not in (None, code_fp):
+        why += "; its code changed since"
+    return "failed", why, {"entry": entry.id, "run_id": entry.failure.get("run_id"),
+                           "at": at, "errors": errors}
 
 
 def _state(reason: str) -> tuple[str, str | None]:
@@ -155,6 +181,12 @@ def _history(model: str, runs) -> list[dict]:
     (rebuilt / reused / kept), rows."""
     out = []
     for entry in runs:
+        if entry.kind == "failed":  # an attempt: what became of this model in it
+            if model in entry.failure.get("attempted", []):
+                out.append({"run": entry.id, "kind": entry.kind,
+                            "finished_at": entry.finished_at or entry.started_at,
+                            "status": _attempt_status(model, entry.failure), "rows": None})
+            continue
         detail = entry.details.get(model)
         if model not in entry.snapshots and not isinstance(detail, dict):
             continue
@@ -164,6 +196,17 @@ def _history(model: str, runs) -> list[dict]:
                     "status": detail.get("status"), "rows": detail.get("rows")})
     out.sort(key=lambda r: r["finished_at"] or "", reverse=True)
     return out[:HISTORY_SHOWN]
+
+
+def _attempt_status(model: str, failure: dict) -> str:
+    if model in failure.get("failed", {}):
+        errors = failure["failed"][model]
+        return "failed: " + ", ".join(e["code"] for e in errors)
+    if model in failure.get("built", []):
+        return "built, not published"
+    if model in failure.get("not_built", {}):
+        return f"not built (upstream `{failure['not_built'][model]}` failed)"
+    return "not published"
 
 
 # ------------------------------------------------------------------ text renderers
@@ -199,7 +242,8 @@ def mermaid(graph: Graph) -> str:
     if any(n.state for n in graph.nodes):
         lines += ["  classDef up_to_date fill:#dff5e1,stroke:#2e7d32",
                   "  classDef stale fill:#fff4d6,stroke:#b26a00",
-                  "  classDef never_built fill:#eeeeee,stroke:#777777,stroke-dasharray:4"]
+                  "  classDef never_built fill:#eeeeee,stroke:#777777,stroke-dasharray:4",
+                  "  classDef failed fill:#fde2e1,stroke:#c62828,stroke-width:2px"]
     return "\n".join(lines) + "\n"
 
 
@@ -213,7 +257,8 @@ def _mermaid_text(text: str) -> str:
 def dot(graph: Graph) -> str:
     """A Graphviz digraph, left to right; sources as ellipses."""
     ids = _ids(graph)
-    fill = {"up to date": "#dff5e1", "stale": "#fff4d6", "never built": "#eeeeee"}
+    fill = {"up to date": "#dff5e1", "stale": "#fff4d6", "never built": "#eeeeee",
+            "failed": "#fde2e1"}
     lines = ["digraph strata {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
     for node in graph.nodes:
         label = shown_name(node.name)

@@ -113,6 +113,9 @@ svg{width:100%;height:100%;display:block}
 .node.s-up-to-date rect{fill:#e3f5e5;stroke:#2e7d32}
 .node.s-stale rect{fill:#fff3d6;stroke:#b26a00}
 .node.s-never-built rect{fill:#efefef;stroke:#888;stroke-dasharray:5 3}
+.node.s-failed rect{fill:#fde2e1;stroke:#c62828;stroke-width:2}
+.badge.s-failed{background:#fde2e1;color:#8e1b1b}
+.failure{border-left:3px solid #c62828;background:#fff5f5;padding:6px 10px;margin:8px 0}
 .node.selected rect{stroke:#c2185b;stroke-width:3}
 .edge{fill:none;stroke:#a3abb8;stroke-width:1.4}
 .edge.hi{stroke:#c2185b;stroke-width:2.2}
@@ -163,7 +166,7 @@ window.onerror = function (msg, src, line) {
   document.title = "strata graph: " + G.title;
   var legend = document.getElementById("legend");
   [["source", "#e8efff"], ["model", "#fff"]].concat(G.warehouse ? [["up to date", "#e3f5e5"],
-    ["stale", "#fff3d6"], ["never built", "#efefef"]] : []).forEach(function (p) {
+    ["stale", "#fff3d6"], ["never built", "#efefef"], ["failed", "#fde2e1"]] : []).forEach(function (p) {
     var s = el("span"); var i = el("i"); i.style.background = p[1];
     s.appendChild(i); s.appendChild(document.createTextNode(p[0])); legend.appendChild(s);
   });
@@ -245,7 +248,15 @@ window.onerror = function (msg, src, line) {
     detail.appendChild(el("h2", {}, shown(n.name)));
     var badge = el("span", {"class": "badge " + stateClass(n.state)}, n.kind + (n.state ? ": " + n.state : ""));
     detail.appendChild(badge);
-    if (n.reason) detail.appendChild(el("div", {"class": "muted"}, "why: " + shown(n.reason)));
+    if (n.failure) {  // its last attempt failed after its last successful build
+      var box = el("div", {"class": "failure", "data-failed-entry": n.failure.entry});
+      box.appendChild(el("div", {}, "last attempt failed at " + n.failure.at + " (history entry " +
+        n.failure.entry + ", run " + n.failure.run_id + "); nothing was published"));
+      n.failure.errors.forEach(function (e) {
+        box.appendChild(el("div", {}, "error[" + e.code + "] " + shown(e.message)));
+      });
+      detail.appendChild(box);
+    } else if (n.reason) detail.appendChild(el("div", {"class": "muted"}, "why: " + shown(n.reason)));
     if (n.rows !== null || n.last_run) detail.appendChild(el("div", {"class": "muted"},
       (n.rows !== null ? n.rows + " rows" : "") + (n.last_run ? "; last run " + n.last_run : "")));
     var reads = G.edges.filter(function (e) { return e[1] === name; }).map(function (e) { return shown(e[0]); });

@@ -70,9 +70,11 @@ def failed_entry(run, err: StrataError, attempt: Attempt) -> H.HistoryEntry:
     for a staleness base, a rollback target or a run gc keeps."""
     opts = run.opts
     failed = failed_models(run, err)
+    not_built = _downstream_of(run, attempt.closure, set(run.pin_failed))
     results = run.results
     built = [m for m in attempt.closure
              if m in run.snap_of and m not in attempt.unfinished and m not in failed
+             and m not in not_built
              and m in results and results[m].status in ("rebuilt", "reused")]
     finished = now_text()
     return H.HistoryEntry(
@@ -91,9 +93,22 @@ def failed_entry(run, err: StrataError, attempt: Attempt) -> H.HistoryEntry:
             "attempted": list(attempt.closure),
             "failed": failed,
             "built": built,
-            "not_built": dict(run.not_built),
+            "not_built": not_built,
             "errors": [_said(d) for d in err.diagnostics],
         })
+
+
+def _downstream_of(run, closure: list[str], failed: set[str]) -> dict[str, str]:
+    """model -> the failed model upstream of it, as the run's pin error names them
+    (a model a lane built before its input's pins were checked counts too, so the
+    record is the same with any number of workers)."""
+    out: dict[str, str] = {}
+    for m in closure:
+        up = next((u for u in run.module.models[m].models_read if u in failed or u in out),
+                  None)
+        if up is not None:
+            out[m] = out.get(up, up)
+    return out
 
 
 def failed_models(run, err: StrataError) -> dict[str, list[dict]]:

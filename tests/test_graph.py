@@ -195,6 +195,8 @@ class _Dom(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.names: list[str] = []
+        self.classes: dict[str, str] = {}  # node name -> its class attribute
+        self.failure: dict[str, str | None] = {}  # the panel's failure box
         self.body: dict[str, str | None] = {}
         self.panel: dict[str, str | None] = {}
         self.text: list[str] = []
@@ -203,6 +205,9 @@ class _Dom(HTMLParser):
         attrs = dict(attrs)
         if tag == "g" and "data-name" in attrs:
             self.names.append(attrs["data-name"])
+            self.classes[attrs["data-name"]] = attrs.get("class") or ""
+        if tag == "div" and "data-failed-entry" in attrs:
+            self.failure = attrs
         if tag == "body":
             self.body = attrs
         if tag == "aside":
@@ -303,3 +308,62 @@ def _predict(kind: int, left: int, up: int, corner: int) -> int:
     p = left + up - corner
     pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
     return left if pa <= pb and pa <= pc else up if pb <= pc else corner
+
+
+FAILING = """\
+source raw { id: int, code: text }
+
+model base {
+  from raw
+  select id, code
+}
+
+model casted {
+  from base
+  derive n = cast(code as int)
+  select id, n
+}
+"""
+
+
+def test_browser_shows_a_failed_model_then_up_to_date_after_the_fix(tmp_path):
+    """A model whose last run failed after its last successful build is `failed` on
+    the page (its box and its panel: the error, when, the failed entry); once the
+    data is fixed and a run succeeds, it is up to date again."""
+    import duckdb
+
+    wh = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(wh))
+    con.execute("CREATE TABLE raw AS SELECT * FROM (VALUES (1, '1'), (2, '2')) t(id, code)")
+    con.close()
+    (tmp_path / "mod").mkdir()
+    (tmp_path / "mod" / "m.strata").write_text(FAILING)
+    assert _run("run", "mod", "-o", "w.duckdb", cwd=tmp_path).returncode == 0
+    con = duckdb.connect(str(wh))
+    con.execute("INSERT INTO raw VALUES (3, 'x')")
+    con.close()
+    failed = _run("run", "mod", "-o", "w.duckdb", cwd=tmp_path)
+    assert failed.returncode == 1 and "error[E080]" in failed.stderr
+    html = tmp_path / "graph.html"
+    assert _run("graph", "mod", "-o", "w.duckdb", "--out", str(html), cwd=tmp_path
+                ).returncode == 0
+    dom = _dom(html, "#model=casted")
+    assert "data-error" not in dom.body, dom.body.get("data-error")
+    assert "s-failed" in dom.classes["casted"] and "s-up-to-date" in dom.classes["base"]
+    assert dom.failure.get("data-failed-entry"), dom.failure
+    text = "".join(dom.text)
+    # (the dumped DOM holds the script too: each phrase here appears only as rendered)
+    assert "model: failed" in text and re.search(r"last attempt failed at \d{4}-", text)
+    assert "error[E080]" in text and "Could not convert string 'x'" in text
+    assert "failed: E080" in text  # the history table lists the failed attempt
+
+    con = duckdb.connect(str(wh))
+    con.execute("UPDATE raw SET code = '3' WHERE code = 'x'")
+    con.close()
+    assert _run("run", "mod", "-o", "w.duckdb", cwd=tmp_path).returncode == 0
+    assert _run("graph", "mod", "-o", "w.duckdb", "--out", str(html), cwd=tmp_path
+                ).returncode == 0
+    dom = _dom(html, "#model=casted")
+    assert "s-up-to-date" in dom.classes["casted"] and not dom.failure
+    assert not re.search(r"last attempt failed at \d{4}-", "".join(dom.text))
+    assert "model: up to date" in "".join(dom.text)

@@ -128,8 +128,9 @@ class Project:
                                  "ORDER BY ALL").fetchall()
             views = con.execute("SELECT schema_name, view_name, sql FROM duckdb_views() "
                                 "WHERE NOT internal ORDER BY ALL").fetchall()
-            history = con.execute("SELECT * FROM strata_internal.history ORDER BY seq"
-                                  ).fetchall()
+            # a failed backfill appends only its `failed` record (test_failed_runs.py)
+            history = con.execute("SELECT * FROM strata_internal.history "
+                                  "WHERE kind <> 'failed' ORDER BY seq").fetchall()
             registry = con.execute("SELECT * FROM strata_internal.snapshots ORDER BY name"
                                    ).fetchall()
         return {"tables": tables, "views": views, "history": history, "registry": registry}

@@ -84,7 +84,9 @@ class Project:
             return {
                 "views": all_("SELECT schema_name, view_name, sql FROM duckdb_views() "
                               "WHERE NOT internal AND schema_name <> 'strata_internal'"),
-                "history": all_("SELECT seq, id, entry FROM strata_internal.history"),
+                # a failed run appends only its `failed` record (tests/test_failed_runs.py)
+                "history": all_("SELECT seq, id, entry FROM strata_internal.history "
+                                "WHERE kind <> 'failed'"),
                 "snapshots": all_("SELECT name, content_hash FROM strata_internal.snapshots"),
                 "objects": all_("SELECT table_name FROM duckdb_tables() "
                                 "WHERE schema_name = 'strata_internal'")

@@ -474,7 +474,11 @@ def test_model_failing_in_the_engine_is_E080_and_publishes_nothing(built):
     proc = p.run("run", str(p.module), "-o", str(p.warehouse), check=False)
     assert error_code(proc) == "E080"
     assert "model `cheap` failed in the engine" in proc.stderr
-    assert written(p) == state and view_rows(p.warehouse) == views
+    # nothing published; the history gains only the run's `failed` record
+    objects_now, history_now = written(p)
+    assert objects_now == state[0] and view_rows(p.warehouse) == views
+    assert [r for r in history_now if r[2] != "failed"] == state[1]
+    assert [r[2] for r in history_now[len(state[1]):]] == ["failed"]
     assert leftovers(p.warehouse) == set()
 
 

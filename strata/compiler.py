@@ -23,7 +23,7 @@ from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, model_query
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
-from strata.sqlgen.rewrites import delta_query, merge_query
+from strata.sqlgen.rewrites import deleted_condition, delta_query, merge_query
 from strata.syntax.text import TOO_DEEP_HINT
 from strata.textsafe import shown_name
 
@@ -170,7 +170,7 @@ def incremental_tree(plan: Plan, relations: Relations, watermark: exp.Expression
 def _merged(plan: Plan, delta: exp.Expression, previous: exp.Expression) -> exp.Expression:
     inc = plan.incremental
     return merge_query(inc.strategy, [c.name for c in plan.output], previous, delta,
-                       inc.merge_keys)
+                       inc.merge_keys, deleted_condition(plan))
 
 
 def render(tree: exp.Expression, dialect: Dialect, pretty: bool = True,

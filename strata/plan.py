@@ -170,6 +170,16 @@ class Incremental:
     merge_keys: tuple[str, ...]
     compact_layers: int = 8
     compact_ratio: float = 0.2
+    # issue 17: what a run does when the rows at or below the watermark no longer
+    # give the previous snapshot (recompute | warn | fail | ignore: not checked)
+    on_drift: str = "recompute"
+    # re-read this far below the watermark: an int for a number cdc column, else
+    # (count, unit) with unit one of seconds, minutes, hours, days, weeks
+    lookback: int | float | tuple[int, str] | None = None
+    # upsert: a bool over output columns (ColRef ids); a delta row where it holds
+    # removes its key. The full computation drops those rows (the plan's last stage)
+    delete_when: exp.Expression | None = None
+    delete_text: str = ""
 
 
 @dataclass(frozen=True)

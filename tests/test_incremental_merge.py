@@ -42,6 +42,11 @@ source orders {
 """
 
 
+# merge mechanics over sources a full refresh would not equal (logs, rows changed in
+# place without moving the cdc column): drift detection is tested in test_drift.py
+UNCHECKED = "on_drift: ignore"
+
+
 # ---------------------------------------------------------------- helpers
 def write_module(tmp_path: Path, text: str, name: str = "m.strata") -> Path:
     path = tmp_path / name
@@ -199,7 +204,10 @@ class TestUpsert:
 
     def test_null_part_of_a_composite_key(self, tmp_path):
         wh = tmp_path / "w.duckdb"
-        module = write_module(tmp_path, ORDERS + upsert_model(keys="id, status"))
+        # the source is a log (old rows stay): a full refresh would keep every row, so
+        # drift detection (tests/test_drift.py) is off for the mechanics tested here
+        module = write_module(tmp_path, ORDERS + upsert_model(keys="id, status",
+                                                              extra=UNCHECKED))
         make_orders(wh, [(1, 1.0, None, ts(1)), (1, 2.0, "x", ts(1)), (None, 3.0, None, ts(1))])
         run_lib(module, wh)
         insert(wh, [(1, 10.0, None, ts(2)), (None, 30.0, None, ts(2)), (None, 40.0, "y", ts(2))])
@@ -212,7 +220,7 @@ class TestUpsert:
     def test_a_delta_with_duplicate_keys_keeps_both_and_replaces_the_previous(self, tmp_path):
         """Without a unique pin nothing dedupes: the delta enters whole (SPEC §3.5)."""
         wh = tmp_path / "w.duckdb"
-        module = write_module(tmp_path, ORDERS + upsert_model())
+        module = write_module(tmp_path, ORDERS + upsert_model(extra=UNCHECKED))
         make_orders(wh, [(1, 1.0, "a", ts(1)), (2, 2.0, "b", ts(1))])
         run_lib(module, wh)
         insert(wh, [(1, 10.0, "a1", ts(2)), (1, 11.0, "a2", ts(3))])
@@ -228,7 +236,7 @@ class TestUpsert:
             self, tmp_path):
         wh = tmp_path / "w.duckdb"
         module = write_module(tmp_path, ORDERS + upsert_model(
-            extra="pin unique [id]\n  compact_ratio: 5"))
+            extra="pin unique [id]\n  compact_ratio: 5\n  " + UNCHECKED))
         make_orders(wh, [(1, 1.0, "a", ts(1)), (2, 2.0, "b", ts(1))])
         run_lib(module, wh)
         # a delta row with an already merged key is a replacement, not a duplicate
@@ -259,6 +267,7 @@ model log {
   incremental
   merge_strategy: append
   cdc_column: updated_at
+  on_drift: ignore
 }
 """
 
@@ -278,10 +287,11 @@ model log {
 
 # ---------------------------------------------------------------- merge, not rebuild
 def test_a_merge_is_not_a_full_rebuild(tmp_path):
-    """Mutating an already merged row without moving cdc_column is invisible to the
-    next run (it reads only rows past the watermark); --full-refresh sees it."""
+    """With `on_drift: ignore`, mutating an already merged row without moving
+    cdc_column is invisible to the next run (it reads only rows past the watermark);
+    --full-refresh sees it. (By default the run detects it: tests/test_drift.py.)"""
     wh = tmp_path / "w.duckdb"
-    module = write_module(tmp_path, ORDERS + upsert_model())
+    module = write_module(tmp_path, ORDERS + upsert_model(extra=UNCHECKED))
     make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
     run_cli(module, wh)
     sql(wh, "UPDATE orders SET amount = 999 WHERE id = 1")  # updated_at untouched
@@ -299,7 +309,7 @@ def test_a_merge_is_not_a_full_rebuild(tmp_path):
 
 
 class TestFullRefresh:
-    MODULE = ORDERS + upsert_model("a") + upsert_model("b")
+    MODULE = ORDERS + upsert_model("a") + upsert_model("b", extra=UNCHECKED)
 
     def test_full_refresh_with_models_refreshes_only_those(self, tmp_path):
         wh = tmp_path / "w.duckdb"
@@ -370,6 +380,7 @@ model m {{
   incremental
   merge_strategy: append
   cdc_column: c
+  on_drift: ignore
 }}
 """)
         sql(wh, f"CREATE TABLE s AS SELECT * FROM (VALUES (1, NULL::{kind.upper()}), "
@@ -456,7 +467,7 @@ model m {{
         deleted upstream) and the full computation an override forces (which drops it)
         must not share one, or `rollback ID` would restore the wrong rows."""
         wh = tmp_path / "w.duckdb"
-        module = write_module(tmp_path, ORDERS + upsert_model())
+        module = write_module(tmp_path, ORDERS + upsert_model(extra=UNCHECKED))
         make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
         run_lib(module, wh)
         sql(wh, "DELETE FROM orders WHERE id = 1",
@@ -471,7 +482,7 @@ model m {{
 
     def test_nothing_past_the_watermark_reuses_the_previous_snapshot(self, tmp_path):
         wh = tmp_path / "w.duckdb"
-        module = write_module(tmp_path, ORDERS + upsert_model())
+        module = write_module(tmp_path, ORDERS + upsert_model(extra=UNCHECKED))
         make_orders(wh, [(1, 10.0, "a", ts(1))])
         first = run_lib(module, wh)
         sql(wh, "UPDATE orders SET amount = 5")  # not past the watermark
@@ -665,6 +676,7 @@ model m {{
   incremental
   merge_strategy: append
   cdc_column: c
+  on_drift: ignore
 }}
 """)
         sql(wh, f"CREATE TABLE s (id BIGINT, c {engine_type})")
@@ -867,7 +879,8 @@ def test_replay_execute_of_a_merged_run(tmp_path):
     the sources only grew past the watermark; when a merged row changed without
     moving the watermark, the mismatch says why instead of looking like corruption."""
     wh = tmp_path / "w.duckdb"
-    module = write_module(tmp_path, ORDERS + upsert_model())
+    # on_drift: warn merges anyway, so the merged snapshot really differs
+    module = write_module(tmp_path, ORDERS + upsert_model(extra="on_drift: warn"))
     make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
     first = run_cli(module, wh)
     insert(wh, [(3, 30.0, "c", ts(3))])

@@ -19,7 +19,7 @@ from strata.engine.fingerprints import code_fingerprints
 from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
 from strata.engine.pins import declared_unique, planned_checks
 from strata.engine.sources import moved_relations, parse_overrides
-from strata.engine.staleness import plan_reasons, vanished_views
+from strata.engine.staleness import drift_plan, drift_summary, plan_reasons, vanished_views
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 from strata.syntax.cache import default_dir
 from strata.textsafe import shown_name
@@ -56,6 +56,8 @@ def progress_printer(as_json: bool):
             extra.append(result.path + (", compacted" if result.compacted else ""))
         if result.delta_rows is not None:
             extra.append(f"delta {result.delta_rows} rows")
+        if result.drift:  # issue 17: the rows at or below the watermark moved
+            extra.append(f"drift ({result.drift['action']}): {result.drift['why']}")
         if result.rows is not None:
             extra.append(f"{result.rows} rows")
         if result.skipped_checks:
@@ -164,6 +166,7 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
         removed = {} if split_names(models) else vanished_views(wh, live, mod.models)
     finally:
         wh.close()
+    drift = drift_plan(mod, closure, base)
     note = ("data staleness (changed sources) is decided only by `run --only-stale` and "
             "`backfill`, which read the data; plan reads none")
     # what a rebuild checks (pins, join fan-out) and what it skips, and why
@@ -176,7 +179,8 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
                                 for m, s in removed.items()],
                     "models": [{"model": m, "reason": r,
                                 "rebuild": not r.startswith("up to date"),
-                                "checks": checks[m][0], "skipped_checks": checks[m][1]}
+                                "checks": checks[m][0], "skipped_checks": checks[m][1],
+                                **({"drift": drift[m]} if m in drift else {})}
                                for m, r in reasons.items()], "note": note})
         return
     out = console()
@@ -189,6 +193,8 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
         out.print(f"  {mark} {model:<32} {reason}", markup=False)
         for skipped in checks[model][1]:
             out.print(f"      skip {skipped['check']}: {skipped['reason']}", markup=False)
+        if model in drift:
+            out.print(f"      drift: {drift[model]['text']}", markup=False)
     out.print(f"note: {note}", markup=False)
 
 
@@ -239,6 +245,8 @@ def history_cmd(warehouse: str, branch: str | None, limit: int | None, as_json: 
             counts = f"quarantined={len(e.details.get('quarantined', {}))}"
         if e.kind == H.FAILED:  # published nothing: say what failed
             counts = f"FAILED {ops.failure_summary(e)}"
+        if drifted := drift_summary(e):
+            extra += f"  drift: {drifted}"
         if collected_by[e.seq]:
             extra += f"  collected by gc {collected_by[e.seq]}"
         row = "  ".join(_padded(v, w) for v, w in ((e.id, id_w), (e.kind, kind_w),

@@ -98,8 +98,11 @@ def canonical_sql(plan: Plan) -> str:
 def model_code(plan: Plan, sql: str | None = None) -> str:
     """The normalized compiled tree of one model (relations by logical name)."""
     tree = sql if sql is not None else canonical_sql(plan)
+    inc = plan.incremental
     extra = {
-        "incremental": plan.incremental.__dict__ if plan.incremental else None,
+        # delete_when is a tree over column ids: its text (delete_text) stands for it
+        "incremental": {k: v for k, v in inc.__dict__.items() if k != "delete_when"}
+        if inc else None,
         "pins": [p.describe() for p in plan.pins],
     }
     return tree + "\n" + json.dumps(extra, sort_keys=True, default=str)

@@ -16,14 +16,21 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from strata.diagnostics import fail
 from strata.engine import history as H
-from strata.engine.fingerprints import RowHash, row_hash
+from strata.engine.fingerprints import EMPTY, RowHash, row_hash
 from strata.engine.pins import CheckLog, check_pins
 from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
 from strata.plan import PinSpec, Plan, RelationRef
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import column, ident, table
-from strata.sqlgen.rewrites import delta_query, layered_query
+from strata.sqlgen.rewrites import (
+    deleted_condition,
+    delta_query,
+    layered_query,
+    not_true,
+    settled_query,
+)
 
 if TYPE_CHECKING:
     from strata.engine.materialize import ModelResult, Run
@@ -35,6 +42,36 @@ OWN_PREFIXES = ("snap_", "layer_")
 class Merge:
     previous: H.SnapshotRecord
     watermark: object
+    boundary: object  # the watermark less the lookback: the delta is cdc > boundary
+
+
+@dataclass(frozen=True)
+class Drift:
+    """What detection found (issue 17): the full result's rows at or below the
+    boundary are not the rows the previous snapshot holds there."""
+
+    boundary: object
+    rows_now: int  # rows of a full computation at or below the boundary
+    rows_expected: int  # rows the previous snapshot holds there (less what the delta replaces)
+    action: str  # recompute | warn | fail
+
+    @property
+    def why(self) -> str:
+        diff = self.rows_now - self.rows_expected
+        if diff > 0:
+            return (f"{diff} more row(s) at or below the watermark than the previous "
+                    "snapshot holds (late rows, NULL cdc values, or rows changed without "
+                    "moving the cdc column)")
+        if diff < 0:
+            return (f"{-diff} row(s) of the previous snapshot gone from the source at or "
+                    "below the watermark (deleted, or changed without moving the cdc "
+                    "column)")
+        return ("the same number of rows at or below the watermark, with different "
+                "content (rows changed without moving the cdc column)")
+
+    def to_json(self) -> dict:
+        return {"boundary": str(self.boundary), "rows_now": self.rows_now,
+                "rows_expected": self.rows_expected, "why": self.why, "action": self.action}
 
 
 def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
@@ -83,7 +120,35 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
                             "literal (e.g. a TIMESTAMP_NS read as microseconds): computed in "
                             "full")
         return None
-    return Merge(previous, watermark)
+    boundary = lookback_boundary(watermark, inc.lookback)
+    if boundary is None:
+        result.notes.append(f"watermark {watermark} less lookback {_shown(inc.lookback)} is "
+                            "out of the column's range: computed in full")
+        return None
+    return Merge(previous, watermark, boundary)
+
+
+SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+
+
+def lookback_boundary(watermark, lookback):
+    """The watermark less the lookback (the watermark itself without one), as a value
+    of the watermark's own type; None when that falls out of the type's range."""
+    if lookback is None:
+        return watermark
+    try:
+        if isinstance(lookback, tuple):
+            count, unit = lookback
+            return watermark - dt.timedelta(seconds=count * SECONDS[unit])
+        return watermark - type(watermark)(lookback)
+    except (OverflowError, ValueError, TypeError):
+        return None
+
+
+def _shown(lookback) -> str:
+    if isinstance(lookback, tuple):
+        return f"{lookback[0]} {lookback[1]}s"
+    return str(lookback)
 
 
 def sources_moved(run: Run, previous: dict[str, str]) -> dict[str, str]:
@@ -164,9 +229,11 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     from strata.engine.materialize import make_record, table_columns
 
     wh, inc, prev = run.wh, plan.incremental, merge.previous
-    delta = delta_query(plan, run.relations, lit(merge.watermark))
+    delta = delta_query(plan, run.relations, lit(merge.boundary))
     result.path = delta.path
-    result.notes.append(f"watermark {inc.cdc_column} > {merge.watermark}")
+    result.notes.append(f"watermark {inc.cdc_column} > {merge.watermark}" + (
+        f", re-reading the lookback ({inc.cdc_column} > {merge.boundary})"
+        if inc.lookback is not None else ""))
     layer = run.unique_name(f"layer_{run.rid}_{plan.model}")
     query = delta.tree.sql(dialect="duckdb")
     result.sql = query  # the statement that ran, for --json and the pushdown tests
@@ -186,17 +253,11 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         result.delta_rows = None
         return run._full(plan, code_fp, result, log)
     names = [c for c, _ in columns]
-    delta_hash = row_hash(wh.con, internal(layer), names)
+    deleted = deleted_condition(plan)
+    delta_hash = row_hash(wh.con, internal(layer), names)  # deletion rows included
+    kept_hash = delta_hash if deleted is None else row_hash(
+        wh.con, internal(layer), names, not_true(deleted).sql(dialect="duckdb"))
     result.delta_rows = delta_hash.count
-    if delta_hash.count == 0:
-        wh.drop(layer)
-        run.created.remove(layer)
-        result.status = "reused"
-        result.snapshot = prev.name
-        result.rows = prev.row_count
-        result.notes.append("no rows past the watermark: previous snapshot reused")
-        run.verified[plan.model] = prev.parts.get("verified", [])
-        return None
     prev_hash = RowHash(prev.row_count, int(prev.hash_sum), int(prev.hash_xor))
     if prev.kind == "layered":
         base, layers = prev.parts["base"], list(prev.parts["layers"])
@@ -204,9 +265,39 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         base_rows = prev.parts["base_rows"]
     else:
         base, layers, layer_rows, base_rows = prev.name, [], [], prev.row_count
+    replaced = EMPTY
+    if inc.strategy == "upsert" and delta_hash.count:
+        replaced = replaced_rows_hash(wh, names, inc.merge_keys, [base, *layers], layer,
+                                      deleted)
+    drift = detect_drift(run, plan, merge, names, prev_hash.minus(replaced))
+    if drift is not None:
+        result.drift = drift.to_json()
+        if drift.action == "recompute":
+            wh.drop(layer)
+            run.created.remove(layer)
+            result.notes.append(f"drift at or below the watermark: {drift.why}: computed "
+                                "in full (on_drift: recompute)")
+            result.path = "full"
+            result.delta_rows = None
+            return run._full(plan, code_fp, result, log)
+        result.notes.append(f"warning: drift at or below the watermark: {drift.why}: merged "
+                            "anyway (on_drift: warn); `strata run --full-refresh --models "
+                            f"{plan.model}` recomputes it")
+    if kept_hash.count == 0 and replaced.count == 0:
+        wh.drop(layer)
+        run.created.remove(layer)
+        result.status = "reused"
+        result.snapshot = prev.name
+        result.rows = prev.row_count
+        result.notes.append("no rows past the watermark: previous snapshot reused"
+                            if delta_hash.count == 0 else
+                            "the rows past the watermark delete no key: previous snapshot "
+                            "reused")
+        run.verified[plan.model] = prev.parts.get("verified", [])
+        return None
     tables = [base, *layers, layer]
     composed = layered_query(inc.strategy, names, [table(INTERNAL, t) for t in tables],
-                             inc.merge_keys)
+                             inc.merge_keys, deleted)
     snap = run.unique_name(f"snap_{run.rid}_{plan.model}")
     deep = len(tables) - 1 > inc.compact_layers
     large = sum(layer_rows) + delta_hash.count > inc.compact_ratio * max(1, base_rows)
@@ -222,11 +313,7 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
                                f"deltas above {inc.compact_ratio:.0%} of the base") + ")")
         kind, parts = "table", {}
     else:
-        if inc.strategy == "append":
-            new_hash = prev_hash.plus(delta_hash)
-        else:
-            replaced = replaced_rows_hash(wh, names, inc.merge_keys, tables[:-1], layer)
-            new_hash = prev_hash.minus(replaced).plus(delta_hash)
+        new_hash = prev_hash.minus(replaced).plus(kept_hash)
         wh.execute(f"CREATE VIEW {internal(snap)} AS {composed.sql(dialect='duckdb')}")
         run.created.append(snap)
         kind = "layered"
@@ -244,8 +331,39 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     return make_record(snap, plan.model, run.rid, kind, new_hash, columns, code_fp, parts)
 
 
+def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
+                 expected: RowHash) -> Drift | None:
+    """Does the full result, at or below the boundary, still hold exactly the rows the
+    previous snapshot holds there (`expected`: all of it for append; for upsert, less
+    the rows whose keys the delta brings again)? Both sides are order-independent row
+    hashes of the same columns and types, so equal hashes mean equal multisets (up to
+    a 64-bit collision on sum and xor together). The merge equals a full refresh
+    exactly when they are equal: the delta is the rest of the full result.
+    None when they are equal, or on_drift is `ignore`."""
+    inc = plan.incremental
+    if inc.on_drift == "ignore":
+        return None
+    query = settled_query(plan, run.relations, lit(merge.boundary)).tree
+    sub = exp.Subquery(this=query, alias=exp.TableAlias(this=ident("__settled")))
+    now = row_hash(run.wh.con, sub.sql(dialect="duckdb"), names)
+    if now == expected:
+        return None
+    drift = Drift(merge.boundary, now.count, expected.count, inc.on_drift)
+    if inc.on_drift == "fail":
+        from strata.engine.materialize import plan_span
+
+        raise fail("E117", f"incremental model `{plan.model}` drifted from a full refresh: "
+                   f"{drift.why} (at or below {inc.cdc_column} = {merge.boundary}: "
+                   f"{now.count} row(s) now, {expected.count} in the previous snapshot)",
+                   plan_span(run.module, plan.model),
+                   f"`strata run --full-refresh --models {plan.model}` recomputes it; "
+                   "`on_drift: recompute` does so by itself; nothing was published")
+    return drift
+
+
 def replaced_rows_hash(wh: Warehouse, names: list[str], keys: tuple[str, ...],
-                       tables: list[str], layer: str) -> RowHash:
+                       tables: list[str], layer: str,
+                       deleted: exp.Expression | None = None) -> RowHash:
     """The row-hash aggregate of the previous snapshot's rows that the new layer
     replaces (an upsert drops them), computed on the previous snapshot's tables.
 
@@ -256,7 +374,7 @@ def replaced_rows_hash(wh: Warehouse, names: list[str], keys: tuple[str, ...],
     view instead would anti-join the whole base before filtering.
     """
     parts = [table(INTERNAL, t) for t in tables]
-    composed = layered_query("upsert", names, parts, keys)
+    composed = layered_query("upsert", names, parts, keys, deleted)
     selects = list(composed.flatten()) if isinstance(composed, exp.Union) else [composed]
     for part in selects:
         match = None

@@ -97,6 +97,7 @@ class ModelResult:
     path: str | None = None  # incremental models: full | pushdown | full-then-filter
     delta_rows: int | None = None
     compacted: bool = False  # a merge that folded its layers into a new base table
+    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     sql: str | None = None  # the SELECT that computed the new rows, as it ran (duckdb)
     rows: int | None = None
     checks: list[str] = field(default_factory=list)
@@ -349,7 +350,7 @@ class Run:
             reason=opts.reason, module=opts.module_path, removed=removed, complete=whole,
             details={**{r.model: {k: v for k, v in r.to_json().items()
                                   if k in ("status", "path", "delta_rows", "compacted",
-                                           "rows", "reason",
+                                           "drift", "rows", "reason",
                                            "checks", "skipped_checks", "notes")}
                         for r in report.results},
                      "__replay": self._recipe(closure, source_fps),

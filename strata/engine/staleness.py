@@ -104,3 +104,30 @@ def drop_views(wh: Warehouse, branch: str, models) -> None:
     for model in models:
         wh.execute(f"DROP VIEW IF EXISTS {q(branch, VIEW_PREFIX + model)}")
         crash_point(f"after_drop_view:{model}")
+
+
+def drift_plan(module: Module, models: list[str], base: H.HistoryEntry | None
+               ) -> dict[str, dict]:
+    """model -> what a run checks for its drift (issue 17) and what the last run found,
+    for the merging incremental models: `plan` reads no data, so it says what the
+    next merge will compare, and the last run's verdict from its history entry."""
+    out = {}
+    for name in models:
+        inc = module.plan(name).incremental
+        if inc is None or inc.strategy not in ("append", "upsert"):
+            continue
+        checks = ("not checked (on_drift: ignore)" if inc.on_drift == "ignore" else
+                  f"a merge compares the rows at or below the watermark{' less the lookback' if inc.lookback is not None else ''} "
+                  f"with the previous snapshot (on_drift: {inc.on_drift})")
+        last = (base.details.get(name) or {}).get("drift") if base else None
+        found = (f"; the last run ({base.id}) found drift: {last['why']} ({last['action']})"
+                 if last else "")
+        out[name] = {"on_drift": inc.on_drift, "last": last, "text": checks + found}
+    return out
+
+
+def drift_summary(entry: H.HistoryEntry) -> str:
+    """`model (action)` for each model whose merge found drift in a run's entry."""
+    found = [f"{m} ({d['drift']['action']})" for m, d in sorted(entry.details.items())
+             if isinstance(d, dict) and isinstance(d.get("drift"), dict)]
+    return ", ".join(found)

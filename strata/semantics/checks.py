@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from strata.diagnostics import Diagnostic, did_you_mean
-from strata.plan import AggregateStage, Incremental, PinSpec, Plan, RelationRef
+from strata.plan import AggregateStage, FilterStage, Incremental, PinSpec, Plan, RelationRef
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
 from strata.syntax import ast
@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 STRATEGIES = ("replace", "append", "upsert")
 PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "compact_layers",
-              "compact_ratio")
+              "compact_ratio", "on_drift", "lookback", "delete_when")
+ON_DRIFT = ("recompute", "warn", "fail", "ignore")
+# lookback units, in seconds; a date cdc column takes whole days only
+UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
 
 
 def check_model(r: Resolver, decl: ast.ModelDecl, plan: Plan,
@@ -82,7 +85,8 @@ def _incremental(r: Resolver, decl: ast.ModelDecl, plan: Plan,
             return None
         strategy = value
     if "incremental" not in props and strategy_prop is None:
-        for name in ("merge_keys", "cdc_column", "compact_layers", "compact_ratio"):
+        for name in ("merge_keys", "cdc_column", "compact_layers", "compact_ratio",
+                     "on_drift", "lookback", "delete_when"):
             if name in props:
                 r.error("E019", f"`{name}` only applies to an incremental model",
                         props[name].span, "add `incremental` and a `merge_strategy`")
@@ -172,9 +176,116 @@ def _incremental(r: Resolver, decl: ast.ModelDecl, plan: Plan,
             ok = False
         else:
             ratio = value
-    if not ok:
+    drift = _on_drift(r, props, strategy)
+    cdc_type = output[cdc_name].type if cdc_name in output and steps_ok else None
+    lookback = _lookback(r, props, strategy, cdc_type)
+    deleted = _delete_when(r, decl, plan, props, strategy) if steps_ok else None
+    if not ok or drift is None or lookback is False or deleted is False:
         return None
-    return Incremental(strategy, cdc_name, tuple(keys), layers, ratio)
+    text = ""
+    if deleted is not None:
+        text = pin_text(deleted, plan)
+        # the full computation drops the deleted rows: a last filter, so the model's
+        # canonical SQL (compile, replay) says so; a delta is computed without it
+        plan.stages.append(FilterStage(_not_true(deleted)))
+    return Incremental(strategy, cdc_name, tuple(keys), layers, ratio, drift, lookback,
+                       deleted, text)
+
+
+def _not_true(condition: exp.Expression) -> exp.Expression:
+    """`(condition) IS NOT TRUE`: NULL counts as false, so a row whose condition is
+    NULL stays (as `filter` would drop it, a plain NOT would too)."""
+    return exp.Not(this=exp.Paren(this=exp.Is(this=exp.Paren(this=condition.copy()),
+                                              expression=exp.true())))
+
+
+def _merge_only(r: Resolver, prop: ast.Property, strategy: str, needs: tuple[str, ...]) -> bool:
+    """E118 when a property is set on a model whose strategy it does not apply to."""
+    if strategy in needs:
+        return True
+    r.error("E118", f"`{prop.name}` applies to merge_strategy {' or '.join(needs)}, not "
+            f"{strategy}", prop.span,
+            "append would add the re-read rows a second time; use merge_strategy: upsert"
+            if strategy == "append" else "a replace model is computed in full every run")
+    return False
+
+
+def _on_drift(r: Resolver, props: dict[str, ast.Property], strategy: str) -> str | None:
+    p = props.get("on_drift")
+    if p is None:
+        return "recompute"
+    if not _merge_only(r, p, strategy, ("append", "upsert")):
+        return None
+    if not isinstance(p.value, str) or p.value not in ON_DRIFT:
+        shown = _written(p.value)
+        r.error("E114", f"unknown on_drift `{shown}`", p.value_span,
+                did_you_mean(shown.lower(), ON_DRIFT) or
+                "on_drift is one of recompute (the default), warn, fail, ignore")
+        return None
+    return p.value
+
+
+def _lookback(r: Resolver, props: dict[str, ast.Property], strategy: str,
+              cdc: T.Type | None):
+    """The lookback as the run uses it: an int (or decimal) for a number cdc column,
+    (count, unit) for a date or timestamp one; None when not set; False on an error."""
+    p = props.get("lookback")
+    if p is None:
+        return None
+    if not _merge_only(r, p, strategy, ("upsert",)):
+        return False
+    if cdc is None:
+        return False  # the cdc column's own error is reported already
+    value, kind = p.value, cdc.kind
+    if kind in ("date", "timestamp"):
+        unit = value.unit.lower().rstrip("s") if isinstance(value, ast.Duration) else None
+        ok = (unit in UNITS and isinstance(value.count, int) and value.count >= 1
+              and (kind == "timestamp" or UNITS[unit] % 86400 == 0))
+        if not ok:
+            units = "days or weeks" if kind == "date" else "seconds, minutes, hours, days or weeks"
+            r.error("E115", f"lookback `{_written(value)}` does not fit cdc_column of type "
+                    f"{cdc}: it takes a whole number of {units}", p.value_span,
+                    "write e.g. `lookback: 3 days`")
+            return False
+        return (value.count, unit)
+    if kind in ("int", "decimal", "double"):
+        number = value if isinstance(value, (int, float)) or hasattr(value, "as_tuple") \
+            else None
+        if isinstance(value, bool) or number is None or number <= 0 or (
+                kind == "int" and not isinstance(number, int)):
+            r.error("E115", f"lookback `{_written(value)}` does not fit cdc_column of type "
+                    f"{cdc}: it takes a positive {'whole ' if kind == 'int' else ''}number "
+                    "(re-read cdc values within that distance below the watermark)",
+                    p.value_span, "write e.g. `lookback: 100`")
+            return False
+        return number
+    r.error("E115", f"lookback needs a number, date or timestamp cdc_column, not {cdc}: "
+            "no distance below a text watermark is defined", p.value_span,
+            "remove lookback, or use a number or timestamp cdc column")
+    return False
+
+
+def _delete_when(r: Resolver, decl: ast.ModelDecl, plan: Plan,
+                 props: dict[str, ast.Property], strategy: str):
+    """The delete condition typed over the output columns (a ColRef tree), None when
+    not set, False on an error (E116, or the typer's own code)."""
+    p = props.get("delete_when")
+    if p is None:
+        return None
+    if not _merge_only(r, p, strategy, ("upsert",)):
+        return False
+    typer, before = _typer(r, decl, plan, "delete_when"), len(r.diags)
+    typed = typer.type(p.value)
+    if len(r.diags) > before:
+        return False
+    if typed.aggregate or typed.type.kind != "bool" or not typed.refs:
+        why = ("it is checked row by row: no aggregates" if typed.aggregate else
+               "it reads no column: it would delete every key or none" if not typed.refs
+               and typed.type.kind == "bool" else f"it is {typed.type}, not a condition")
+        r.error("E116", f"delete_when is a condition on each delta row; {why}",
+                p.value_span, "e.g. `delete_when: op = 'd'` or `delete_when: is_deleted`")
+        return False
+    return typed.node
 
 
 def _pins(r: Resolver, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
@@ -277,8 +388,9 @@ def _references(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin
                    ref_columns=tuple(pin.ref_columns))
 
 
-def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan):
-    """An expression typer over the model's output columns, for a pin's expression."""
+def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan, what: str = "a pin"):
+    """An expression typer over the model's output columns, for a pin's expression
+    (or delete_when's)."""
     from strata.semantics.expressions import ExprContext, ExpressionTyper
 
     by_name = {c.name: c for c in plan.output}
@@ -286,8 +398,9 @@ def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan):
     def lookup(ref: ast.Column):
         if ref.qualifier is None and ref.name in by_name:
             return by_name[ref.name]
-        return Diagnostic("E011", f"unknown column `{ref.name}` in a pin of `{decl.name}`: "
-                          "a pin reads the model's output columns", ref.span,
+        where = "a pin" if what == "a pin" else f"`{what}`"
+        return Diagnostic("E011", f"unknown column `{ref.name}` in {where} of `{decl.name}`: "
+                          f"{where} reads the model's output columns", ref.span,
                           did_you_mean(ref.name, by_name))
 
     return ExpressionTyper(ExprContext(lookup, "pin", diagnostics=r.diags))

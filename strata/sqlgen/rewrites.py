@@ -20,15 +20,28 @@ upsert:  SELECT cols FROM <previous> AS __prev WHERE NOT EXISTS (
              SELECT 1 FROM __delta WHERE __delta.k IS NOT DISTINCT FROM __prev.k ...)
          UNION ALL SELECT cols FROM __delta
 (null-safe key equality; never NOT IN, whose NULL semantics drop rows).
+
+delete_when (upsert): the model's plan ends in `filter (cond) IS NOT TRUE`, so a full
+computation drops the deleted rows; a delta is computed without that filter, so the
+layer keeps its deletion rows, whose keys hide every earlier row and which a layered
+snapshot never shows:
+
+    SELECT cols FROM layer_1 AS __t WHERE NOT EXISTS (...later keys...)
+                                      AND NOT ((__t.op = 'd') IS TRUE)
+
+settled (drift detection, issue 17): the rows of the full result at or below the
+boundary (the watermark, less the lookback), NULL cdc values included, the
+complement of the delta; pushed down as `NOT ((cdc > <boundary>) IS TRUE)` when the
+delta would be, else filtered after the full result.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from strata.plan import ColRef, DeriveStage, Plan, SelectStage
+from strata.plan import ColRef, DeriveStage, FilterStage, Plan, SelectStage
 from strata.semantics.expressions import precedence
 from strata.sqlgen.build import Relations, bind, model_query
 from strata.sqlgen.names import column, ident, table
@@ -66,6 +79,30 @@ def base_expression(plan: Plan, col_id: int) -> exp.Expression | None:
     return env.get(col_id)
 
 
+def merge_plan(plan: Plan) -> Plan:
+    """The plan a delta is computed with: without the delete_when filter the model's
+    plan ends in (a delta's deletion rows are what removes keys)."""
+    inc = plan.incremental
+    if inc is None or inc.delete_when is None or not plan.stages or \
+            not isinstance(plan.stages[-1], FilterStage):
+        return plan
+    return replace(plan, stages=plan.stages[:-1])
+
+
+def not_true(condition: exp.Expression) -> exp.Expression:
+    """`NOT ((condition) IS TRUE)`: true for false and for NULL."""
+    return exp.Not(this=exp.Paren(this=exp.Is(this=exp.Paren(this=condition),
+                                              expression=exp.true())))
+
+
+def deleted_condition(plan: Plan, alias: str | None = None) -> exp.Expression | None:
+    """delete_when over the output column names (qualified by `alias`), or None."""
+    inc = plan.incremental
+    if inc is None or inc.delete_when is None:
+        return None
+    return bind(inc.delete_when, {c.id: column(c.name, alias) for c in plan.output})
+
+
 def pushdown_predicate(plan: Plan, watermark: exp.Expression) -> exp.Expression | None:
     """`cdc > watermark` in base-scope terms, or None when pushdown is not allowed."""
     inc = plan.incremental
@@ -82,8 +119,25 @@ def _paren(node: exp.Expression) -> exp.Expression:
     return exp.Paren(this=node) if precedence(node) <= 4 else node
 
 
+def settled_query(plan: Plan, relations: Relations, boundary: exp.Expression) -> DeltaQuery:
+    """Rows of the model's full result NOT past the boundary (NULL cdc included): what
+    the previous snapshot must still hold for a merge to equal a full refresh."""
+    pred = pushdown_predicate(plan, boundary)
+    if pred is not None:
+        return DeltaQuery(model_query(plan.with_preds([not_true(pred)]), relations),
+                          "pushdown")
+    full = model_query(plan, relations)
+    sub = exp.Subquery(this=full, alias=exp.TableAlias(this=ident(FULL)))
+    past = exp.GT(this=column(plan.incremental.cdc_column, FULL), expression=boundary)
+    out = exp.Select(expressions=[column(c.name, FULL) for c in plan.output])
+    out.set("from_", exp.From(this=sub))
+    out.set("where", exp.Where(this=not_true(past)))
+    return DeltaQuery(out, "full-then-filter")
+
+
 def delta_query(plan: Plan, relations: Relations, watermark: exp.Expression) -> DeltaQuery:
-    """Rows of the model's result with cdc_column > watermark."""
+    """Rows of the model's result with cdc_column > watermark (deletion rows kept)."""
+    plan = merge_plan(plan)
     pred = pushdown_predicate(plan, watermark)
     if pred is not None:
         # Written in base terms (alias.column), it joins plan.preds like any filter.
@@ -107,9 +161,11 @@ def delta_query(plan: Plan, relations: Relations, watermark: exp.Expression) -> 
 
 
 def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
-                delta: exp.Expression, keys: tuple[str, ...] = ()) -> exp.Expression:
+                delta: exp.Expression, keys: tuple[str, ...] = (),
+                deleted: exp.Expression | None = None) -> exp.Expression:
     """Compose the previous snapshot with the delta. `previous` and `delta` are FROM
-    items (tables); when `delta` is a query, it becomes the `__delta` CTE."""
+    items (tables); when `delta` is a query, it becomes the `__delta` CTE. The delta's
+    rows where `deleted` holds remove their keys and are not added."""
     with_ctes: list[exp.CTE] = []
     if isinstance(delta, exp.Select):
         with_ = delta.args.get("with_")
@@ -144,6 +200,8 @@ def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
         raise ValueError(f"no merge for strategy {strategy}")
     fresh = exp.Select(expressions=[column(c) for c in columns])
     fresh.set("from_", exp.From(this=delta.copy()))
+    if deleted is not None:
+        fresh.set("where", exp.Where(this=not_true(deleted.copy())))
     union = exp.Union(this=kept, expression=fresh, distinct=False)
     if with_ctes:
         union.set("with_", exp.With(expressions=with_ctes))
@@ -151,7 +209,8 @@ def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
 
 
 def layered_query(strategy: str, columns: list[str], tables: list[exp.Expression],
-                  keys: tuple[str, ...] = ()) -> exp.Expression:
+                  keys: tuple[str, ...] = (),
+                  deleted: exp.Expression | None = None) -> exp.Expression:
     """A layered snapshot: a base table composed with delta layers, flat.
 
     append: base UNION ALL layer_1 UNION ALL ... layer_k
@@ -162,7 +221,9 @@ def layered_query(strategy: str, columns: list[str], tables: list[exp.Expression
         UNION ALL SELECT cols FROM l1 AS __t WHERE NOT EXISTS (... l2 ...)
         UNION ALL SELECT cols FROM l2
     One anti-join per table against the keys of later layers (small), never a chain
-    of nested merges, so reading stays one pass over the base.
+    of nested merges, so reading stays one pass over the base. `deleted` (delete_when
+    over unqualified column names) hides a layer's deletion rows; their keys still
+    hide earlier rows.
     """
     parts: list[exp.Select] = []
     for i, source in enumerate(tables):
@@ -187,8 +248,22 @@ def layered_query(strategy: str, columns: list[str], tables: list[exp.Expression
             probe.set("from_", exp.From(this=sub))
             probe.set("where", exp.Where(this=match))
             part.set("where", exp.Where(this=exp.Not(this=exp.Exists(this=probe))))
+        if deleted is not None and i > 0:
+            hide = not_true(_qualified(deleted, "__t"))
+            where = part.args.get("where")
+            part.set("where", exp.Where(this=hide if where is None else
+                                        exp.And(this=where.this, expression=hide)))
         parts.append(part)
     out: exp.Expression = parts[0]
     for part in parts[1:]:
         out = exp.Union(this=out, expression=part, distinct=False)
+    return out
+
+
+def _qualified(condition: exp.Expression, alias: str) -> exp.Expression:
+    """A copy of a condition over bare column names, each read from `alias`."""
+    out = condition.copy()
+    for col in out.find_all(exp.Column):
+        if not col.table:
+            col.set("table", ident(alias))
     return out

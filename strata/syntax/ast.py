@@ -317,6 +317,17 @@ Step = (From | Let | Filter | Join | Expand | Group | Aggregate | Derive | Selec
 
 # ---- properties
 @dataclass(frozen=True)
+class Duration:
+    """`3 days`: a property value that is a count and a unit (lookback)."""
+
+    count: object  # int | Decimal, as written
+    unit: str
+
+    def __str__(self) -> str:
+        return f"{self.count} {self.unit}"
+
+
+@dataclass(frozen=True)
 class Property:
     """`name: value` or a bare flag (`incremental`)."""
 

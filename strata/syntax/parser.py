@@ -395,6 +395,14 @@ class _ToAst(Transformer):
     def prop_string(self, meta, children):
         return _Spanned(_unquote(children[0]), self.S(meta))
 
+    def prop_duration(self, meta, children):
+        count, unit = children
+        return _Spanned(ast.Duration(_number(count), str(unit)), self.S(meta))
+
+    def expr_property(self, meta, children):
+        (value,) = children
+        return ast.Property("delete_when", value, self.S(meta), value.span)
+
     # ------------------------------------------------------------ expressions
     def column(self, meta, children):
         if len(children) == 2:

@@ -1,0 +1,243 @@
+"""One engine behind one small interface: what a run needs from a warehouse.
+
+The run decides *what* to build (selection, staleness, reuse by content, merges,
+pins, history); an adapter decides *how* on its engine: connecting, the one-writer
+lock, the publication transaction, and the handful of statements below, each built
+here as a SQLGlot tree and rendered by the engine's `dialects/` file. What differs
+between engines is data on the subclass (its dialect, the per-row hash function, the
+type a sum of 64-bit hashes needs, whether DDL is transactional) plus the three
+things no SQL can say: how to connect, how to lock and how to list the catalogue.
+
+    adapter = open_adapter(parse_location("postgresql://u@%2Ftmp/db"))  # locked
+    adapter.create_table_as(Relation(INTERNAL, "snap_1_m"), query)
+    adapter.row_hash(Relation(INTERNAL, "snap_1_m").table(), ["id", "amount"])
+    with adapter.transaction():          # Spark: no transaction (see `transactional`)
+        adapter.create_view(Relation("main", "v_m"), select_all(...))
+    adapter.close()                      # releases the lock
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dialects.base import Dialect
+from strata.diagnostics import StrataError, fail
+from strata.engine.fingerprints import EMPTY, RowHash
+from strata.textsafe import escape_unprintable
+
+INTERNAL = "strata_internal"
+LOCK_HINT = "wait for it to finish, or raise STRATA_LOCK_TIMEOUT (seconds) to wait longer"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A table or view by schema and name, both quoted wherever they are rendered."""
+
+    schema: str
+    name: str
+
+    def table(self, alias: str | None = None) -> exp.Table:
+        node = exp.Table(this=exp.to_identifier(self.name, quoted=True),
+                         db=exp.to_identifier(self.schema, quoted=True))
+        if alias:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
+        return node
+
+
+def select_all(relation: Relation) -> exp.Select:
+    """SELECT * FROM relation: what a live view and a snapshot view say."""
+    return exp.select(exp.Star()).from_(relation.table())
+
+
+def owner_text() -> str:
+    """Who holds a lock, as its error shows it: this process and machine."""
+    return f"pid {os.getpid()} on {socket.gethostname()}"
+
+
+def say_waiting(what: str, timeout: float) -> None:
+    """The one line a wait for another writer prints, on stderr (escaped: a location
+    is user text)."""
+    print(escape_unprintable(f"waiting for the warehouse lock on {what} "
+                             f"(up to {timeout:g} s)..."), file=sys.stderr)
+
+
+def wait_for(attempt: Callable[[], bool], timeout: float, what: str,
+             holder: Callable[[], str | None]) -> None:
+    """Call `attempt` until it takes the lock or `timeout` seconds pass; then E075
+    naming the location and, when the engine can tell, who holds it."""
+    deadline = time.monotonic() + timeout
+    said = False
+    while not attempt():
+        if time.monotonic() >= deadline:
+            who = holder()
+            raise fail("E075", f"the warehouse `{what}` is in use by another process"
+                       + (f" ({who})" if who else ""), None, LOCK_HINT)
+        if not said:
+            say_waiting(what, timeout)
+            said = True
+        time.sleep(0.2)
+
+
+# ---------------------------------------------------------------- bookkeeping trees
+def count_star() -> exp.Count:
+    return exp.Count(this=exp.Star())
+
+
+def as_text(node: exp.Expression) -> exp.Cast:
+    return exp.Cast(this=node, to=exp.DataType.build("TEXT"))
+
+
+def row_hash_select(row: exp.Expression, wide: exp.DataType,
+                    relation: exp.Expression | None = None) -> exp.Select:
+    """count, sum and xor of the per-row hash `row` (SPEC §3.2): an order-independent
+    content hash whose parts add up, so a layered snapshot's hash is its layers'. The
+    sum is taken in `wide` (64-bit hashes overflow BIGINT) and both sums are returned
+    as text, which every engine and driver hands back exactly."""
+    total = exp.Coalesce(this=exp.Sum(this=exp.Cast(this=row, to=wide.copy())),
+                         expressions=[exp.Literal.number(0)])
+    xor = exp.Coalesce(this=exp.Anonymous(this="bit_xor", expressions=[row.copy()]),
+                       expressions=[exp.Literal.number(0)])
+    query = exp.select(count_star(), as_text(total), as_text(xor))
+    return query.from_(relation) if relation is not None else query
+
+
+def quoted_columns(columns: list[str]) -> list[exp.Column]:
+    return [exp.column(exp.to_identifier(c, quoted=True)) for c in columns]
+
+
+# ---------------------------------------------------------------- the interface
+class Adapter(ABC):
+    """A connection to one warehouse, holding its writer lock when opened to write.
+
+    Class attributes are the engine's data; a fourth engine sets them and implements
+    the abstract methods, nothing else."""
+
+    dialect: Dialect
+    # Do the registry rows, the view switches and the history entry commit in one
+    # transaction? False (Spark): the history entry is the commit point; see
+    # `publication` in /work/notes/engines_design.md and SPEC §3.1.
+    transactional: bool = True
+    # the type the sum of 64-bit row hashes is taken in
+    hash_sum_type: str = "DECIMAL(38, 0)"
+    # what a CREATE TABLE AS adds (Spark: USING PARQUET)
+    table_properties: tuple[exp.Expression, ...] = ()
+
+    def __init__(self, where: str):
+        self.where = where  # the redacted location, for every message
+        self.locked = False
+
+    # ------------------------------------------------------------ connection and lock
+    @abstractmethod
+    def close(self) -> None:
+        """Release the lock (if held) and the connection."""
+
+    @abstractmethod
+    def acquire_lock(self, timeout: float) -> None:
+        """Become the one writer, waiting up to `timeout` seconds; E075 otherwise."""
+
+    # ------------------------------------------------------------ transactions
+    def begin(self) -> None:
+        self.execute(exp.Transaction())
+
+    def commit(self) -> None:
+        self.execute(exp.Commit())
+
+    def rollback(self) -> None:
+        self.execute(exp.Rollback())
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction around the block: all of it or nothing. An engine without
+        transactions (transactional=False) runs the block as it comes."""
+        if not self.transactional:
+            yield
+            return
+        self.begin()
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
+    # ------------------------------------------------------------ statements
+    def render(self, tree: exp.Expression) -> str:
+        return self.dialect.render(tree, pretty=False)
+
+    @abstractmethod
+    def execute(self, tree: exp.Expression) -> None:
+        """Run one statement for its effect."""
+
+    @abstractmethod
+    def rows(self, tree: exp.Expression) -> list[tuple]:
+        """Run one query; its rows as Python values."""
+
+    # ------------------------------------------------------------ DDL
+    def create_schema(self, schema: str) -> None:
+        self.execute(exp.Create(this=exp.Table(db=exp.to_identifier(schema, quoted=True)),
+                                kind="SCHEMA", exists=True))
+
+    def create_table_as(self, target: Relation, query: exp.Expression) -> None:
+        """A new table holding the query's rows (never replacing one: snapshots are
+        immutable, a name already taken is a bug the engine reports)."""
+        properties = (exp.Properties(expressions=[p.copy() for p in self.table_properties])
+                      if self.table_properties else None)
+        self.execute(exp.Create(this=target.table(), kind="TABLE", expression=query,
+                                properties=properties))
+
+    def create_view(self, target: Relation, query: exp.Expression) -> None:
+        """CREATE OR REPLACE VIEW: a live view's switch to another snapshot."""
+        self.execute(exp.Create(this=target.table(), kind="VIEW", replace=True,
+                                expression=query))
+
+    def drop(self, target: Relation, kind: str) -> None:
+        """Drop a table or a view ('table' | 'view'), if it exists."""
+        self.execute(exp.Drop(tables=[target.table()], kind=kind.upper(), exists=True))
+
+    # ------------------------------------------------------------ catalogue
+    @abstractmethod
+    def relations(self, schema: str) -> dict[str, str]:
+        """name -> 'table' | 'view' for every relation in `schema` ({} if it is absent)."""
+
+    @abstractmethod
+    def columns(self, target: Relation) -> list[tuple[str, str]]:
+        """(column, the engine's type name) of a table or view, in order."""
+
+    # ------------------------------------------------------------ content hashes
+    @abstractmethod
+    def row_hash_expr(self, columns: list[str]) -> exp.Expression:
+        """A 64-bit hash of one row's `columns`, in the engine's own function (a
+        constant for no columns). Equal rows hash alike, a NULL differs from every
+        value, and the columns' order matters."""
+
+    def row_hash_query(self, relation: exp.Expression, columns: list[str]) -> exp.Select:
+        wide = exp.DataType.build(self.hash_sum_type, dialect=self.dialect.sqlglot)
+        return row_hash_select(self.row_hash_expr(columns), wide, relation)
+
+    def row_hash(self, relation: exp.Expression, columns: list[str]) -> RowHash:
+        """The row-hash aggregate of a relation (a table node, or a subquery)."""
+        found = self.rows(self.row_hash_query(relation, columns))
+        if not found:
+            return EMPTY
+        count, total, xor = found[0]
+        return RowHash(int(count), int(total), int(xor))
+
+
+def engine_failure(where: str, err: BaseException, secret: str | None = None) -> StrataError:
+    """E070 for a location that cannot be reached, saying what the engine said with
+    any secret the message might echo taken out."""
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    if secret:
+        first = first.replace(secret, "***")
+    return fail("E070", f"cannot open the warehouse `{where}`: {first}", None,
+                "is the server running and the location right? -o takes a DuckDB file, "
+                "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, spark:DIR or sc://HOST:PORT")

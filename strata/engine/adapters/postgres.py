@@ -1,0 +1,193 @@
+"""PostgreSQL through psycopg 3. Snapshots live in the internal schema, each branch's
+views in its own schema, as on DuckDB; DDL is transactional, so publication is one
+transaction exactly as on DuckDB.
+
+The one-writer lock is a session-level advisory lock (`pg_try_advisory_lock`) on a
+64-bit key derived from the database and the internal schema's name: held while this
+connection lives, released by the server when it ends, however it ends (a killed
+process's connection is closed by the kernel, and the server drops its locks).
+
+The connection is in autocommit mode (one statement, one transaction) except inside
+`transaction()`; its session settings fix what row text looks like (time zone, date
+style, float digits), because the row hash hashes a row's text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from sqlglot import exp
+
+from dialects import postgres as pg_dialect
+from strata.engine.adapters.base import (
+    INTERNAL,
+    Adapter,
+    Relation,
+    as_text,
+    engine_failure,
+    wait_for,
+)
+from strata.engine.adapters.duckdb import relation_kinds
+from strata.engine.locations import PostgresURL
+
+# the session as the row hash needs it: a row's text must not depend on the server's
+# or the login's defaults
+SESSION = {"TimeZone": "UTC", "DateStyle": "ISO, YMD", "IntervalStyle": "postgres",
+           "extra_float_digits": "1", "bytea_output": "hex"}
+
+
+def lock_key(database: str, schema: str = INTERNAL) -> int:
+    """The advisory lock's key: the first 8 bytes of a SHA-256, as a signed BIGINT.
+    Computed here, not by the server's hashtext (which may change between versions)."""
+    digest = hashlib.sha256(f"strata:{database}:{schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _fn(name: str, *args: exp.Expression) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _lit(value: int | str) -> exp.Literal:
+    return exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
+
+
+class PostgresAdapter(Adapter):
+    dialect = pg_dialect.DIALECT
+    transactional = True
+    hash_sum_type = "NUMERIC"  # unbounded: a sum of BIGINT hashes never overflows it
+
+    def __init__(self, location: PostgresURL, con: Any, schema: str = INTERNAL):
+        super().__init__(location.redacted())
+        self.location = location
+        self.con = con
+        self.key = lock_key(location.database, schema)
+
+    @classmethod
+    def open(cls, location: PostgresURL, write: bool = True, lock_timeout: float = 10.0,
+             schema: str = INTERNAL) -> PostgresAdapter:
+        import psycopg
+
+        options = " ".join(f"-c {k}={v.replace(' ', '')}" for k, v in SESSION.items())
+        args = location.connect_args()
+        if "options" in args:  # the URL's own options first; ours fix the row text
+            options = f"{args.pop('options')} {options}"
+        try:
+            con = psycopg.connect(**args, options=options, autocommit=True,
+                                  prepare_threshold=None, application_name="strata",
+                                  connect_timeout=10)
+        except psycopg.Error as err:
+            raise engine_failure(location.redacted(), err, location.password) from None
+        adapter = cls(location, con, schema)
+        if write:
+            try:
+                adapter.acquire_lock(lock_timeout)
+            except BaseException:
+                con.close()
+                raise
+        return adapter
+
+    # ------------------------------------------------------------ lock
+    def acquire_lock(self, timeout: float) -> None:
+        def attempt() -> bool:
+            (taken,) = self.rows(exp.select(_fn("pg_try_advisory_lock", _lit(self.key))))[0]
+            return bool(taken)
+
+        wait_for(attempt, timeout, self.where, self.lock_holder)
+        self.locked = True
+
+    def lock_holder(self) -> str | None:
+        """Who holds the key: pid, application and since when, from pg_locks (a bigint
+        key is stored as classid = its high 32 bits, objid = its low 32, objsubid 1)."""
+        unsigned = self.key & 0xFFFFFFFFFFFFFFFF
+        locks = exp.Table(this=exp.to_identifier("pg_locks"), alias=exp.TableAlias(
+            this=exp.to_identifier("l")))
+        activity = exp.Table(this=exp.to_identifier("pg_stat_activity"),
+                             alias=exp.TableAlias(this=exp.to_identifier("a")))
+
+        def col(table: str, name: str) -> exp.Column:
+            return exp.column(name, table)
+
+        conditions = [
+            exp.EQ(this=col("l", "locktype"), expression=_lit("advisory")),
+            exp.column("granted", "l"),
+            exp.EQ(this=as_text(col("l", "classid")), expression=_lit(str(unsigned >> 32))),
+            exp.EQ(this=as_text(col("l", "objid")), expression=_lit(str(unsigned & 0xFFFFFFFF))),
+            exp.EQ(this=col("l", "objsubid"), expression=_lit(1)),
+            exp.EQ(this=col("l", "database"), expression=exp.select(col("d", "oid")).from_(
+                exp.Table(this=exp.to_identifier("pg_database"),
+                          alias=exp.TableAlias(this=exp.to_identifier("d")))).where(
+                exp.EQ(this=col("d", "datname"), expression=_fn("current_database"))
+            ).subquery()),
+        ]
+        query = (exp.select(col("a", "pid"), col("a", "application_name"),
+                            as_text(col("a", "backend_start")))
+                 .from_(locks).join(activity, on=exp.EQ(this=col("l", "pid"),
+                                                        expression=col("a", "pid")))
+                 .where(exp.and_(*conditions)))
+        found = self.rows(query)
+        if not found:
+            return None
+        pid, application, since = found[0]
+        return f"server process {pid}, {application or 'a client'}, connected {since}"
+
+    def close(self) -> None:
+        # closing the session releases its advisory lock
+        self.locked = False
+        self.con.close()
+
+    # ------------------------------------------------------------ transactions
+    def begin(self) -> None:
+        self.con.autocommit = False  # psycopg then opens the transaction itself
+
+    def commit(self) -> None:
+        self.con.commit()
+        self.con.autocommit = True
+
+    def rollback(self) -> None:
+        self.con.rollback()
+        self.con.autocommit = True
+
+    # ------------------------------------------------------------ statements
+    def execute(self, tree: exp.Expression) -> None:
+        with self.con.cursor() as cur:
+            cur.execute(self.render(tree).encode())
+
+    def rows(self, tree: exp.Expression) -> list[tuple]:
+        with self.con.cursor() as cur:
+            cur.execute(self.render(tree).encode())
+            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+
+    # ------------------------------------------------------------ catalogue
+    def relations(self, schema: str) -> dict[str, str]:
+        query = exp.select(exp.column("table_name"), exp.column("table_type")).from_(
+            exp.Table(this=exp.to_identifier("tables"),
+                      db=exp.to_identifier("information_schema"))).where(
+            exp.EQ(this=exp.column("table_schema"), expression=_lit(schema)))
+        return relation_kinds(self.rows(query))
+
+    def columns(self, target: Relation) -> list[tuple[str, str]]:
+        """format_type gives numeric(12,2) and bigint[] where information_schema says
+        only numeric and ARRAY."""
+        attribute = exp.Table(this=exp.to_identifier("pg_attribute"))
+        regclass = exp.Cast(this=_lit(self.render(target.table())),
+                            to=exp.DataType.build("REGCLASS", dialect="postgres"))
+        query = (exp.select(exp.column("attname"),
+                            _fn("format_type", exp.column("atttypid"), exp.column("atttypmod")))
+                 .from_(attribute)
+                 .where(exp.and_(exp.EQ(this=exp.column("attrelid"), expression=regclass),
+                                 exp.GT(this=exp.column("attnum"), expression=_lit(0)),
+                                 exp.Not(this=exp.column("attisdropped"))))
+                 .order_by(exp.column("attnum")))
+        return [(str(n), str(t)) for n, t in self.rows(query)]
+
+    # ------------------------------------------------------------ content hashes
+    def row_hash_expr(self, columns: list[str]) -> exp.Expression:
+        """hashtextextended(ROW(c1, c2, ...)::text, 0): a BIGINT of the row's text.
+        The row's text keeps the columns' order, quotes a value that is empty or
+        holds a comma, and leaves a NULL empty, so no two different rows share it;
+        SESSION fixes the text of dates, times and doubles."""
+        if not columns:
+            return exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build("BIGINT"))
+        row = _fn("ROW", *[exp.column(exp.to_identifier(c, quoted=True)) for c in columns])
+        return _fn("hashtextextended", as_text(row), _lit(0))

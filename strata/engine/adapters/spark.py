@@ -1,0 +1,305 @@
+"""Spark: a local session whose catalog and tables live in a folder (`spark:DIR`), or
+any cluster through Spark Connect (`sc://HOST:PORT`). Tables are Parquet, created
+with CREATE TABLE AS; views live in the same catalog.
+
+What Spark does not give, and what stands in for it:
+
+- No multi-statement transaction (`transactional = False`): `transaction()` runs its
+  block as it comes. A run's history entry is its commit point (one INSERT of one
+  row: one file, renamed into place by the job commit). See
+  /work/notes/engines_design.md, "Spark publication", for what a reader sees while
+  views switch and how the next command recovers a crash.
+- No lock statement. `spark:DIR`: an exclusive `flock` on DIR/strata.lock, taken
+  before the session starts (Derby, the local metastore, admits one JVM anyway; this
+  says so as E075 instead of a Derby stack). The kernel releases it when the process
+  ends, however it ends. `sc://`: the metastore's own atomicity: CREATE TABLE of a
+  lock table fails for every writer but one (TABLE_OR_VIEW_ALREADY_EXISTS); the
+  holder appends a heartbeat row every LEASE/4 seconds and drops the table when it
+  closes. A lock whose newest heartbeat is older than LEASE (by the server's clock)
+  was left by a crashed writer and is broken. Guarantee: exclusive while the holder
+  is alive and heartbeating; two writers breaking the same stale lock in the same
+  instant may both proceed (the metastore has no compare-and-delete), which needs
+  a writer to have been dead for LEASE seconds first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from dialects import spark as spark_dialect
+from strata.diagnostics import fail
+from strata.engine.adapters.base import (
+    INTERNAL,
+    LOCK_HINT,
+    Adapter,
+    Relation,
+    engine_failure,
+    owner_text,
+    select_all,
+    wait_for,
+)
+from strata.engine.locations import SparkConnect, SparkDir
+
+LOCK_FILE = "strata.lock"
+LOCK_TABLE = "writer_lock"
+LEASE_SECONDS = 60.0
+
+
+def local_session(directory: str, app: str = "strata") -> Any:
+    """A local Spark session whose Hive catalog (Derby) and managed tables live in
+    `directory`, so tables and views outlive the process. UTC everywhere: the JVM's
+    and the session's zone, as the differential suite runs Spark."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    root = Path(directory)
+    java = f"-Duser.timezone=UTC -Dderby.system.home={root}"
+    metastore = f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
+    builder = (SparkSession.builder.master("local[2]").appName(app)
+               .config("spark.sql.catalogImplementation", "hive")
+               .config("spark.sql.warehouse.dir", str(root / "warehouse"))
+               .config("spark.hadoop.javax.jdo.option.ConnectionURL", metastore)
+               .config("spark.driver.extraJavaOptions", java)
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    return session
+
+
+class DirLock:
+    """An exclusive flock on DIR/strata.lock; the file says who holds it."""
+
+    def __init__(self, directory: str):
+        self.path = Path(directory) / LOCK_FILE
+        self.fd: int | None = None
+
+    def try_take(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, owner_text().encode())
+        self.fd = fd
+        return True
+
+    def holder(self) -> str | None:
+        with contextlib.suppress(OSError):
+            return self.path.read_text().strip() or None
+        return None
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the flock
+            self.fd = None
+
+
+class SparkAdapter(Adapter):
+    dialect = spark_dialect.DIALECT
+    transactional = False
+    hash_sum_type = "DECIMAL(38, 0)"
+    table_properties = (exp.FileFormatProperty(this=exp.var("PARQUET")),)
+
+    def __init__(self, session: Any, where: str, schema: str = INTERNAL,
+                 lease: float = LEASE_SECONDS):
+        super().__init__(where)
+        self.session = session
+        self.schema = schema
+        self.lease = lease
+        self.dir_lock: DirLock | None = None
+        self.owns_session = False
+        self._beat: threading.Event | None = None
+
+    # ------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, location: SparkDir | SparkConnect, write: bool = True,
+             lock_timeout: float = 10.0, schema: str = INTERNAL) -> SparkAdapter:
+        if isinstance(location, SparkDir):
+            return cls._open_dir(location, write, lock_timeout, schema)
+        return cls._open_connect(location, write, lock_timeout, schema)
+
+    @classmethod
+    def _open_dir(cls, location: SparkDir, write: bool, lock_timeout: float,
+                  schema: str) -> SparkAdapter:
+        from pyspark import SparkContext
+
+        where = location.redacted()
+        try:
+            os.makedirs(location.directory, exist_ok=True)
+        except OSError as err:
+            raise engine_failure(where, err) from None
+        lock = DirLock(location.directory)
+        # Derby admits one JVM per metastore: a reader waits for the writer as well
+        wait_for(lock.try_take, lock_timeout, where, lock.holder)
+        if SparkContext._active_spark_context is not None:
+            lock.release()
+            raise fail("E070", f"cannot open the warehouse `{where}`: this process runs "
+                       "another Spark session already", None,
+                       "one process opens one local Spark warehouse")
+        from pyspark.errors import PySparkException
+
+        try:
+            session = local_session(location.directory)
+        except (PySparkException, OSError) as err:
+            lock.release()
+            raise engine_failure(where, err) from None
+        adapter = cls(session, where, schema)
+        adapter.dir_lock, adapter.owns_session, adapter.locked = lock, True, write
+        return adapter
+
+    @classmethod
+    def _open_connect(cls, location: SparkConnect, write: bool, lock_timeout: float,
+                      schema: str) -> SparkAdapter:
+        from pyspark.errors import PySparkException
+        from pyspark.sql import SparkSession
+
+        token = dict(location.params).get("token")
+        try:
+            session = SparkSession.builder.remote(location.remote()).create()
+            session.sql("SELECT 1").collect()  # the server answers, or E070 now
+        except (PySparkException, OSError) as err:
+            raise engine_failure(location.redacted(), err, token) from None
+        adapter = cls(session, location.redacted(), schema)
+        adapter.owns_session = True
+        if write:
+            try:
+                adapter.acquire_lock(lock_timeout)
+            except BaseException:
+                adapter.close()
+                raise
+        return adapter
+
+    # ------------------------------------------------------------ lock (Spark Connect)
+    def _lock_relation(self) -> Relation:
+        return Relation(self.schema, LOCK_TABLE)
+
+    def acquire_lock(self, timeout: float) -> None:
+        """The lock table (see the module docstring). For spark:DIR the folder's flock,
+        taken by `open`, is the lock."""
+        if self.dir_lock is not None:
+            if not self.locked:
+                raise fail("E075", f"the warehouse `{self.where}` was opened read-only",
+                           None, LOCK_HINT)
+            return
+        self.create_schema(self.schema)
+        wait_for(self._try_lock_table, timeout, self.where, self.lock_holder)
+        self.locked = True
+        self._beat = threading.Event()
+        threading.Thread(target=self._heartbeat, args=(self._beat,), daemon=True).start()
+
+    def _try_lock_table(self) -> bool:
+        from pyspark.errors import AnalysisException
+
+        claim = exp.select(exp.alias_(exp.Literal.string(owner_text()), "owner"),
+                           exp.alias_(exp.CurrentTimestamp(), "heartbeat"))
+        try:
+            self.create_table_as(self._lock_relation(), claim)
+            return True
+        except AnalysisException as err:
+            if "ALREADY_EXISTS" not in str(err):
+                raise
+        if self._stale():
+            self.drop(self._lock_relation(), "table")
+        return False
+
+    def _lock_state(self) -> tuple[str | None, float | None]:
+        """(owner, seconds since its newest heartbeat by the server's clock)."""
+        from pyspark.errors import AnalysisException
+
+        lock = self._lock_relation().table()
+        age = exp.Sub(this=exp.Anonymous(this="unix_timestamp", expressions=[]),
+                      expression=exp.Anonymous(this="unix_timestamp", expressions=[
+                          exp.Max(this=exp.column("heartbeat"))]))
+        query = exp.select(exp.Max(this=exp.column("owner")), age).from_(lock)
+        try:
+            found = self.rows(query)
+        except AnalysisException:
+            return None, None  # released meanwhile
+        owner, seconds = found[0] if found else (None, None)
+        return owner, None if seconds is None else float(seconds)
+
+    def _stale(self) -> bool:
+        _, age = self._lock_state()
+        return age is not None and age > self.lease
+
+    def lock_holder(self) -> str | None:
+        if self.dir_lock is not None:
+            return self.dir_lock.holder()
+        owner, age = self._lock_state()
+        if owner is None:
+            return None
+        return f"{owner}, last heartbeat {age:.0f} s ago; abandoned after {self.lease:g} s"
+
+    def _heartbeat(self, stop: threading.Event) -> None:
+        row = exp.select(exp.Literal.string(owner_text()), exp.CurrentTimestamp())
+        while not stop.wait(self.lease / 4):
+            with contextlib.suppress(Exception):  # a missed beat only ages the lease
+                self.execute(exp.insert(row, self._lock_relation().table()))
+
+    def close(self) -> None:
+        if self._beat is not None:
+            self._beat.set()
+            self._beat = None
+            if self.locked:
+                with contextlib.suppress(Exception):
+                    self.drop(self._lock_relation(), "table")
+        self.locked = False
+        if self.owns_session:
+            with contextlib.suppress(Exception):
+                self.session.stop()
+        if self.dir_lock is not None:
+            self.dir_lock.release()
+
+    # ------------------------------------------------------------ transactions
+    def begin(self) -> None:
+        raise TypeError("Spark has no transactions: publication commits by its history "
+                        "entry (check `transactional`)")
+
+    commit = rollback = begin
+
+    # ------------------------------------------------------------ statements
+    def execute(self, tree: exp.Expression) -> None:
+        self.session.sql(self.render(tree)).collect()
+
+    def rows(self, tree: exp.Expression) -> list[tuple]:
+        return [tuple(r) for r in self.session.sql(self.render(tree)).collect()]
+
+    # ------------------------------------------------------------ catalogue
+    def relations(self, schema: str) -> dict[str, str]:
+        """Spark SQL has no information_schema: the catalogue API says the same."""
+        catalog = self.session.catalog
+        if not catalog.databaseExists(schema):
+            return {}
+        return {t.name: "view" if t.tableType.upper() == "VIEW" else "table"
+                for t in catalog.listTables(schema) if not t.isTemporary}
+
+    def columns(self, target: Relation) -> list[tuple[str, str]]:
+        # through SQL, not session.table(name): its name parser refuses a quoted
+        # name holding a backtick, which the SQL parser reads
+        return list(self.session.sql(self.render(select_all(target).limit(0))).dtypes)
+
+    # ------------------------------------------------------------ content hashes
+    def row_hash_expr(self, columns: list[str]) -> exp.Expression:
+        """xxhash64 over each column and whether it is NULL: xxhash64 skips a NULL
+        argument, so (NULL, 1) and (1, NULL) would hash alike without the flags."""
+        if not columns:
+            return exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build("BIGINT"))
+        args: list[exp.Expression] = []
+        for name in columns:
+            col = exp.column(exp.to_identifier(name, quoted=True))
+            args += [col, exp.Is(this=col.copy(), expression=exp.Null())]
+        return exp.Anonymous(this="xxhash64", expressions=args)

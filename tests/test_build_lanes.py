@@ -92,7 +92,8 @@ def test_a_failing_statement_in_a_lane_names_its_model_and_publishes_nothing(tmp
     assert error_code(proc) == "E080", proc.stderr
     assert f"`{where}`" in proc.stderr
     assert live(p.warehouse) == views and view_rows(p.warehouse) == rows
-    assert [r[1] for r in history_rows(p.warehouse)] == [first["run_id"]]
+    assert [r[1:3] for r in history_rows(p.warehouse)][:1] == [(first["run_id"], "run")]
+    assert [r[2] for r in history_rows(p.warehouse)][1:] == ["failed"]  # its record only
     assert leftovers(p.warehouse) == set()
 
 
@@ -103,7 +104,9 @@ def test_a_pin_failing_on_a_lane_table_publishes_nothing(tmp_path):
     p = project(tmp_path, "p", text=text)
     proc = p.run("run", str(p.module), "-o", str(p.warehouse), check=None)
     assert error_code(proc) == "E063", proc.stderr
-    assert live(p.warehouse) == {} and history_rows(p.warehouse) == []
+    assert live(p.warehouse) == {}
+    # published nothing: the history holds only the failed run's record
+    assert [r[2] for r in history_rows(p.warehouse)] == ["failed"]
     assert leftovers(p.warehouse) == set()
 
 

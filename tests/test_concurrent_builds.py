@@ -124,7 +124,9 @@ def test_a_failing_statement_on_a_worker_publishes_nothing(tmp_path):
     proc = p.run("run", str(p.module), "-o", str(p.warehouse), "--workers", "4", check=None)
     assert error_code(proc) == "E080"
     assert "`recent`" in proc.stderr + proc.stdout
-    assert live(p.warehouse) == {} and history_rows(p.warehouse) == []
+    assert live(p.warehouse) == {}
+    # published nothing: the history holds only the failed run's record
+    assert [r[2] for r in history_rows(p.warehouse)] == ["failed"]
     assert leftovers(p.warehouse) == set()
 
 
@@ -136,7 +138,8 @@ def test_a_pin_failing_on_a_worker_table_publishes_nothing_and_keeps_the_last_ru
     proc = p.run("run", str(p.module), "-o", str(p.warehouse), check=None)
     assert error_code(proc) == "E061"  # pin unique
     assert live(p.warehouse) == views and view_rows(p.warehouse) == rows
-    assert [r[1] for r in history_rows(p.warehouse)] == [first["run_id"]]
+    assert [r[1:3] for r in history_rows(p.warehouse)][:1] == [(first["run_id"], "run")]
+    assert [r[2] for r in history_rows(p.warehouse)][1:] == ["failed"]  # its record only
     assert leftovers(p.warehouse) == set()
 
 

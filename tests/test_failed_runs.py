@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -293,7 +294,8 @@ def test_backfill_failure_is_recorded_with_what_it_corrected(project):
     assert codes(refused) == ["E085"] and "is a failed run" in refused.stderr
 
 
-def test_recording_never_masks_the_file_the_lock_or_a_compile_error(project):
+def test_recording_never_masks_the_file_the_lock_an_interrupt_or_a_compile_error(
+        project):
     p = project
     p.write(BASE, CASTED_V1)
     p.ok("run", "mod", "-o", "w.duckdb")
@@ -326,6 +328,18 @@ def test_recording_never_masks_the_file_the_lock_or_a_compile_error(project):
     finally:
         holder.close()
     assert locked.returncode == 1 and codes(locked) == ["E075"]
+    assert p.raw_history() == before
+
+    # Ctrl-C in the middle of the run (paused after building `base`): interrupted, exit
+    # 130 as before, no record
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}
+    env.update(STRATA_PAUSE_AT="after_model:base", STRATA_PAUSE_SECONDS="30")
+    proc = subprocess.Popen([STRATA, "run", "mod", "-o", "w.duckdb", "--workers", "1"],
+                            cwd=p.root, env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline().strip() == "paused at after_model:base"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
     assert p.raw_history() == before
 
     (p.module / "m.strata").write_text(SOURCE + "model broken {\n  from nope\n}\n")

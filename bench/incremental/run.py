@@ -4,7 +4,7 @@ bench/incremental/RESULTS.md (+ results.json).
 
     .venv/bin/python bench/incremental/run.py                 # 1e7 rows, 5 reps
     .venv/bin/python bench/incremental/run.py --rows 1e6 --reps 3
-    .venv/bin/python bench/incremental/run.py --only write    # write | profile | floor | read
+    .venv/bin/python bench/incremental/run.py --only write    # write|profile|floor|read|detect
 
 The data is bench/peers' (the same `orders`/`customers` SQL, the same 1% change:
 `amount + 1, status 'paid', updated_at 2025-01-01 12:00 WHERE id % 100 = 0`), so the
@@ -25,6 +25,11 @@ floor   The DuckDB work any run meeting SPEC must do, alone in a bare process: i
         write, the layer's and the replaced rows' hashes, the composing view, close.
         Timed interleaved with the `strata run` of the refresh and a --full-refresh:
         the floor's ratio to the full refresh bounds what any incremental run can reach.
+detect  Drift detection's cost (issue 17): the 1% upsert of `upserted` (detection on,
+        the default) against `upserted_unchecked` (the same model with `on_drift:
+        ignore`), each from its own prepared warehouse, whole processes interleaved;
+        and a no-op `run --only-stale` (nothing changed since the merge) of each.
+        Ratios of medians, in one run.
 read    A chain of 1% upserts on distinct ids (default thresholds: 8 layers, 20%):
         depth 1..8 layered, the 9th run compacts. `count(*)` and a downstream
         aggregate over the snapshots at depth 1, 4, 8 and the compacted one, in one
@@ -65,6 +70,17 @@ model upserted {
   merge_strategy: upsert
   merge_keys: [id]
   cdc_column: updated_at
+}
+
+-- the same model without drift detection (on_drift: ignore): the baseline of `detect`
+model upserted_unchecked {
+  from orders
+  select id, customer_id, amount, status, updated_at
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+  on_drift: ignore
 }
 
 -- a join_left: computed in full, then filtered (__full / __delta)
@@ -229,6 +245,41 @@ def bench_write(rows: int, reps: int) -> dict:
                            ("run_seconds", "fingerprint_seconds", "model_seconds")},
         }
     return results
+
+
+# ------------------------------------------------------------------ detect
+def bench_detect(rows: int, reps: int) -> dict:
+    """Detection on vs off, interleaved: the 1% upsert, then a no-op --only-stale."""
+    pairs = {"detect": "upserted", "ignore": "upserted_unchecked"}
+    templates = {k: built_and_changed(rows, m) for k, m in pairs.items()}
+    upsert: dict[str, list[float]] = {k: [] for k in pairs}
+    noop: dict[str, list[float]] = {k: [] for k in pairs}
+    merged: dict[str, Path] = {}
+    for rep in range(reps):
+        order = list(pairs) if rep % 2 == 0 else list(reversed(pairs))
+        for which in order:
+            db = copy_db(templates[which], WORK / f"detect_{which}.duckdb")
+            secs, report = run_strata(db, pairs[which])
+            m = model_of(report, pairs[which])
+            if m["path"] != "pushdown" or m["drift"] is not None:
+                raise SystemExit(f"{pairs[which]}: expected a pushdown merge, no drift: {m}")
+            check_upsert(db, pairs[which], rows, rows // 100)
+            upsert[which].append(secs)
+            merged[which] = db
+        for which in order:
+            secs, report = run_strata(merged[which], pairs[which], "--only-stale")
+            if report["status"] != "up_to_date":
+                raise SystemExit(f"{pairs[which]}: --only-stale was not a no-op: {report}")
+            noop[which].append(secs)
+        print(f"  rep {rep}: upsert {upsert['detect'][-1]:.2f} / {upsert['ignore'][-1]:.2f} s, "
+              f"no-op --only-stale {noop['detect'][-1]:.2f} / {noop['ignore'][-1]:.2f} s "
+              "(detect / ignore)", flush=True)
+    out = {}
+    for name, samples in (("upsert_1pct", upsert), ("noop_only_stale", noop)):
+        on, off = median(samples["detect"]), median(samples["ignore"])
+        out[name] = {"detect": on, "ignore": off, "overhead": on / off - 1,
+                     "samples_detect": samples["detect"], "samples_ignore": samples["ignore"]}
+    return out
 
 
 # ------------------------------------------------------------------ profile
@@ -458,6 +509,16 @@ def markdown(rows: int, res: dict) -> str:
                   (f"| `strata run` (incremental refresh of `upserted`) | "
                    f"{f['incremental']:.2f} | {f['incremental_ratio']:.2f}x |"),
                   f"| `strata run --full-refresh` | {f['full_refresh']:.2f} | 1.00x |", ""]
+    if "detect" in res:
+        d = res["detect"]
+        lines += [("| drift detection (issue 17), whole process, interleaved | detection on "
+                  "| `on_drift: ignore` | overhead |"), "|---|---|---|---|"]
+        for key, label in (("upsert_1pct", "1% upsert of `upserted` (pushdown)"),
+                           ("noop_only_stale", "no-op `run --only-stale`")):
+            r = d[key]
+            lines.append(f"| {label} | {r['detect']:.3f} s | {r['ignore']:.3f} s | "
+                         f"{r['overhead']:+.1%} |")
+        lines.append("")
     if "read" in res:
         lines += ["| read | seconds | vs compacted |", "|---|---|---|"]
         for k, v in res["read"]["reads"].items():
@@ -473,7 +534,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=lambda s: int(float(s)), default=10_000_000)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--only", default="write,profile,floor,read")
+    ap.add_argument("--only", default="write,profile,floor,read,detect")
     ap.add_argument("--fresh", action="store_true", help="rebuild the prepared warehouses")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -482,6 +543,12 @@ def main() -> None:
             p.unlink()
     parts = args.only.split(",")
     res: dict = {"rows": args.rows, "reps": args.reps}
+    saved = HERE / "results.json"
+    if saved.exists() and set(parts) != {"write", "profile", "floor", "read", "detect"}:
+        # a partial run keeps the other parts' figures of the same size
+        old = json.loads(saved.read_text())
+        if old.get("rows") == args.rows:
+            res = {**old, "reps": args.reps}
     if "write" in parts:
         res["write"] = bench_write(args.rows, args.reps)
     if "profile" in parts:
@@ -490,6 +557,8 @@ def main() -> None:
         res["floor"] = bench_floor(args.rows, args.reps)
     if "read" in parts:
         res["read"] = bench_read(args.rows, args.reps)
+    if "detect" in parts:
+        res["detect"] = bench_detect(args.rows, args.reps)
     text = markdown(args.rows, res)
     print(text)
     (HERE / "RESULTS.md").write_text(text)

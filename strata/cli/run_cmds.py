@@ -108,7 +108,7 @@ def print_report(report: RunReport, as_json: bool) -> None:
         for note in result.notes:
             if note.startswith(("computed in full", "first run")):
                 continue
-            if result.status == "rebuilt" or "reused" in note:
+            if result.status == "rebuilt" or "reused" in note or note.startswith("warning"):
                 out.print(f"  note: {result.model}: {note}", markup=False, highlight=False)
 
 

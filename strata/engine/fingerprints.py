@@ -100,12 +100,22 @@ def model_code(plan: Plan, sql: str | None = None) -> str:
     tree = sql if sql is not None else canonical_sql(plan)
     inc = plan.incremental
     extra = {
-        # delete_when is a tree over column ids: its text (delete_text) stands for it
-        "incremental": {k: v for k, v in inc.__dict__.items() if k != "delete_when"}
-        if inc else None,
+        "incremental": _incremental_code(inc) if inc else None,
         "pins": [p.describe() for p in plan.pins],
     }
     return tree + "\n" + json.dumps(extra, sort_keys=True, default=str)
+
+
+# issue 17's properties at their defaults: left out of the code, so a warehouse built
+# before they existed keeps its code fingerprints (no model is recomputed in full for
+# an upgrade); delete_when is a tree over column ids, its text (delete_text) stands in
+_UNWRITTEN = {"on_drift": "recompute", "lookback": None, "delete_when": None,
+              "delete_text": ""}
+
+
+def _incremental_code(inc) -> dict:
+    return {k: v for k, v in inc.__dict__.items()
+            if k not in _UNWRITTEN or (k != "delete_when" and v != _UNWRITTEN[k])}
 
 
 def code_fingerprints(module: Module, names: list[str] | None = None,

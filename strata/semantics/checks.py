@@ -403,7 +403,8 @@ def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan, what: str = "a pin"):
                           f"{where} reads the model's output columns", ref.span,
                           did_you_mean(ref.name, by_name))
 
-    return ExpressionTyper(ExprContext(lookup, "pin", diagnostics=r.diags))
+    return ExpressionTyper(ExprContext(lookup, "pin" if what == "a pin" else what,
+                                       diagnostics=r.diags))
 
 
 def _accepted(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:

@@ -1,0 +1,444 @@
+"""Incremental models never silently diverge from a full refresh (issue 17).
+
+Each test names the item of the issue it reproduces: detection of what a watermark
+cannot see (a row changed without moving its cdc column, a late row, a NULL cdc
+value, a deleted row) and what `on_drift` does about it; `lookback`; `delete_when`;
+the compile-time checks (E114-E118). Real DuckDB files; the library `run()` for most
+cases, real `strata` subprocesses where the command line is what is tested.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_incremental_merge import (
+    ORDERS,
+    cli,
+    insert,
+    make_orders,
+    model_json,
+    result,
+    run_cli,
+    run_lib,
+    sql,
+    ts,
+    upsert_model,
+    view,
+    write_module,
+)
+
+from strata.semantics.resolve import load_module
+
+APPEND = """
+model log {
+  from orders
+  select id, amount, status, updated_at
+  incremental
+  merge_strategy: append
+  cdc_column: updated_at
+  %s
+}
+"""
+
+JOINED = """
+source customers {
+  id: int
+  region: text
+}
+model joined {
+  from orders
+  join_left customers as c on id = c.id
+  select id, amount, status, updated_at, c.region as region
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+  %s
+}
+"""
+
+
+def full_refresh_rows(wh, where: str = "TRUE") -> list[tuple]:
+    """What a full refresh of `up`/`log` gives: the source's rows."""
+    return sql(wh, f"SELECT id, amount, status, updated_at FROM orders WHERE {where} "
+                   "ORDER BY id NULLS FIRST, updated_at NULLS FIRST, amount")
+
+
+def seeded(tmp_path, text: str):
+    wh = tmp_path / "w.duckdb"
+    module = write_module(tmp_path, ORDERS + text)
+    make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2)), (3, 30.0, "c", ts(3))])
+    run_lib(module, wh)
+    return wh, module
+
+
+# ---------------------------------------------------------------- 1. detection
+class TestDetection:
+    def test_a_row_changed_without_moving_cdc_is_detected_and_recomputed(self, tmp_path):
+        wh, module = seeded(tmp_path, upsert_model())
+        sql(wh, "UPDATE orders SET amount = 999 WHERE id = 1")  # updated_at untouched
+        insert(wh, [(4, 40.0, "d", ts(4))])
+        up = result(run_lib(module, wh), "up")
+        assert up.path == "full" and up.drift["action"] == "recompute"
+        assert (up.drift["rows_now"], up.drift["rows_expected"]) == (3, 3)
+        assert "changed without moving the cdc column" in up.drift["why"]
+        assert any("computed in full (on_drift: recompute)" in n for n in up.notes)
+        assert view(wh, "up") == full_refresh_rows(wh)
+
+    def test_a_late_row_at_or_below_the_watermark_is_detected(self, tmp_path):
+        wh, module = seeded(tmp_path, APPEND % "")
+        insert(wh, [(9, 90.0, "late", ts(2)), (10, 1.0, "same instant", ts(3))])
+        log = result(run_lib(module, wh), "log")
+        assert log.drift["rows_now"] - log.drift["rows_expected"] == 2
+        assert "2 more row(s)" in log.drift["why"] and log.path == "full"
+        assert sorted(view(wh, "log")) == sorted(full_refresh_rows(wh))
+
+    def test_a_null_cdc_value_is_at_or_below_the_watermark(self, tmp_path):
+        wh, module = seeded(tmp_path, upsert_model())
+        insert(wh, [(7, 70.0, "no cdc", None)])
+        up = result(run_lib(module, wh), "up")
+        assert up.drift["rows_now"] == 4 and up.path == "full"
+        assert view(wh, "up") == full_refresh_rows(wh)
+
+    def test_a_deleted_row_is_detected(self, tmp_path):
+        wh, module = seeded(tmp_path, upsert_model() + APPEND % "")
+        sql(wh, "DELETE FROM orders WHERE id = 2")
+        report = run_lib(module, wh)
+        for model in ("up", "log"):
+            r = result(report, model)
+            assert (r.drift["rows_now"], r.drift["rows_expected"]) == (2, 3)
+            assert "gone from the source" in r.drift["why"]
+            assert sorted(view(wh, model)) == full_refresh_rows(wh)
+
+    def test_an_update_that_moves_cdc_is_no_drift(self, tmp_path):
+        """The normal upsert: the old version leaves the rows at or below the watermark
+        and its key comes back in the delta; the merge equals a full refresh."""
+        wh, module = seeded(tmp_path, upsert_model())
+        sql(wh, f"UPDATE orders SET amount = 5, updated_at = '{ts(5)}' WHERE id = 1")
+        insert(wh, [(4, 40.0, "d", ts(4))])
+        up = result(run_lib(module, wh), "up")
+        assert (up.path, up.drift, up.delta_rows) == ("pushdown", None, 2)
+        assert view(wh, "up") == full_refresh_rows(wh)
+
+    def test_a_change_to_a_row_the_filter_drops_is_no_drift(self, tmp_path):
+        """Detection compares the model's rows, not the source's: a row the model's
+        filter drops may change freely without forcing a full computation."""
+        wh, module = seeded(tmp_path, upsert_model(steps="filter status != 'test'"))
+        insert(wh, [(5, 50.0, "test", ts(1))])
+        sql(wh, "UPDATE orders SET amount = 51 WHERE id = 5")
+        insert(wh, [(4, 40.0, "d", ts(4))])
+        up = result(run_lib(module, wh), "up")
+        assert (up.path, up.drift) == ("pushdown", None)
+        assert view(wh, "up") == full_refresh_rows(wh, "status != 'test'")
+
+    def test_full_then_filter_models_compare_their_full_result(self, tmp_path):
+        wh = tmp_path / "w.duckdb"
+        module = write_module(tmp_path, ORDERS + JOINED % "")
+        make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
+        sql(wh, "CREATE TABLE customers AS SELECT 1::BIGINT AS id, 'eu' AS region")
+        run_lib(module, wh)
+        # a dimension row changing changes the model's old rows: a watermark on
+        # orders cannot see it, detection does
+        sql(wh, "UPDATE customers SET region = 'us'")
+        insert(wh, [(3, 30.0, "c", ts(3))])
+        joined = result(run_lib(module, wh), "joined")
+        assert joined.drift is not None and joined.path == "full"
+        assert view(wh, "joined")[0][-1] == "us"
+        insert(wh, [(4, 40.0, "d", ts(4))])
+        joined = result(run_lib(module, wh), "joined")
+        assert (joined.path, joined.drift) == ("full-then-filter", None)
+
+    def test_drift_in_a_layered_snapshot_and_after_compaction(self, tmp_path):
+        wh, module = seeded(tmp_path, upsert_model(
+            extra="compact_layers: 1\n  compact_ratio: 5"))
+        compacted = []
+        for day in (4, 5, 6):  # a layer, a compaction, a layer on the compacted base
+            insert(wh, [(day, float(day), "x", ts(day))])
+            up = result(run_lib(module, wh), "up")
+            assert up.drift is None and up.path == "pushdown"
+            compacted.append(up.compacted)
+        assert compacted == [False, True, False]
+        sql(wh, "UPDATE orders SET status = 'changed' WHERE id = 4")
+        up = result(run_lib(module, wh), "up")
+        assert up.drift is not None and view(wh, "up") == full_refresh_rows(wh)
+
+
+# ---------------------------------------------------------------- on_drift
+class TestOnDrift:
+    def test_warn_merges_anyway_and_every_output_says_so(self, tmp_path):
+        """run --json, the run's summary, history (text and --json) and plan all name
+        the model, why, and the row counts."""
+        wh, module = seeded(tmp_path, upsert_model(extra="on_drift: warn"))
+        sql(wh, "DELETE FROM orders WHERE id = 3")
+        insert(wh, [(4, 40.0, "d", ts(4))])
+        report = run_cli(module, wh)
+        up = model_json(report, "up")
+        assert up["path"] == "pushdown" and up["drift"]["action"] == "warn"
+        assert (up["drift"]["rows_now"], up["drift"]["rows_expected"]) == (2, 3)
+        assert [r[0] for r in view(wh, "up")] == [1, 2, 3, 4]  # merged, as declared
+        plain = cli("history", "-o", str(wh)).stdout
+        assert f"{report['run_id']}" in plain and "drift: up (warn)" in plain
+        entries = json.loads(cli("history", "-o", str(wh), "--json").stdout)
+        assert entries[0]["details"]["up"]["drift"]["why"] == up["drift"]["why"]
+        plan = json.loads(cli("plan", str(module), "-o", str(wh), "--json").stdout)
+        [planned] = plan["models"]
+        assert planned["drift"]["on_drift"] == "warn"
+        assert planned["drift"]["last"]["rows_now"] == 2
+        text = cli("plan", str(module), "-o", str(wh)).stdout
+        assert "found drift" in text and "gone from the source" in text
+        # summary of a run without --json (piped: no progress lines)
+        sql(wh, "DELETE FROM orders WHERE id = 2")
+        out = cli("run", str(module), "-o", str(wh)).stdout
+        assert "warning: drift at or below the watermark" in out
+
+    def test_fail_is_E117_and_publishes_nothing(self, tmp_path):
+        wh, module = seeded(tmp_path, upsert_model(extra="on_drift: fail"))
+        before = view(wh, "up")
+        sql(wh, "UPDATE orders SET amount = 0 WHERE id = 2")
+        proc = cli("run", str(module), "-o", str(wh), check=False)
+        assert proc.returncode == 1 and "error[E117]" in proc.stderr
+        assert "`up` drifted from a full refresh" in proc.stderr
+        assert "--full-refresh --models up" in proc.stderr
+        assert view(wh, "up") == before
+        leftovers = sql(wh, "SELECT count(*) FROM duckdb_tables() WHERE schema_name = "
+                            "'strata_internal' AND starts_with(table_name, 'layer_')")
+        assert leftovers == [(0,)]
+        run_cli(module, wh, "--full-refresh")
+        assert view(wh, "up") == full_refresh_rows(wh)
+
+    def test_ignore_does_not_look(self, tmp_path):
+        wh, module = seeded(tmp_path, upsert_model(extra="on_drift: ignore"))
+        sql(wh, "UPDATE orders SET amount = 0 WHERE id = 2")
+        up = result(run_lib(module, wh), "up")
+        assert (up.drift, up.status) == (None, "reused")
+        assert view(wh, "up")[1][1] == 20.0
+
+    def test_the_default_properties_keep_the_code_fingerprint(self, tmp_path):
+        """A warehouse built before on_drift existed keeps its fingerprints: writing
+        the defaults out changes nothing, so an upgrade recomputes no model."""
+        from strata.engine.fingerprints import code_fingerprints
+
+        plain = write_module(tmp_path, ORDERS + upsert_model(), "a.strata")
+        spelled = write_module(tmp_path, ORDERS + upsert_model(extra="on_drift: recompute"),
+                               "b.strata")
+        warn = write_module(tmp_path, ORDERS + upsert_model(extra="on_drift: warn"),
+                            "c.strata")
+        fps = [code_fingerprints(load_module(p))["up"] for p in (plain, spelled, warn)]
+        assert fps[0] == fps[1] != fps[2]
+
+
+# ---------------------------------------------------------------- 2. lookback
+class TestLookback:
+    MODEL = """
+model up {
+  from events
+  select id, v, seq
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: seq
+  %s
+}
+"""
+    SOURCE = "source events {\n  id: int\n  v: text\n  seq: int\n}\n"
+
+    def _seeded(self, tmp_path, extra: str):
+        wh = tmp_path / "w.duckdb"
+        module = write_module(tmp_path, self.SOURCE + self.MODEL % extra)
+        sql(wh, "CREATE TABLE events (id BIGINT, v VARCHAR, seq BIGINT)",
+            "INSERT INTO events VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)")
+        run_lib(module, wh)
+        return wh, module
+
+    def test_a_late_row_within_the_lookback_is_merged_without_drift(self, tmp_path):
+        wh, module = self._seeded(tmp_path, "lookback: 15")
+        sql(wh, "INSERT INTO events VALUES (4, 'late', 25), (5, 'new', 40)",
+            "UPDATE events SET v = 'b2' WHERE id = 3")  # seq 30: within the window too
+        up = result(run_lib(module, wh), "up")
+        assert (up.path, up.drift) == ("pushdown", None)
+        assert "seq > 15" in up.sql.replace('"', "")
+        assert sorted(view(wh, "up")) == sql(wh, "SELECT * FROM events ORDER BY id")
+
+    def test_a_late_row_older_than_the_lookback_is_drift(self, tmp_path):
+        wh, module = self._seeded(tmp_path, "lookback: 5")
+        sql(wh, "INSERT INTO events VALUES (4, 'very late', 12)")
+        up = result(run_lib(module, wh), "up")
+        assert up.drift is not None and up.path == "full"
+        assert sorted(view(wh, "up")) == sql(wh, "SELECT * FROM events ORDER BY id")
+
+    def test_re_reading_the_window_is_idempotent(self, tmp_path):
+        wh, module = self._seeded(tmp_path, "lookback: 100")
+        first = view(wh, "up")
+        for _ in range(2):
+            up = result(run_lib(module, wh), "up")
+            assert up.drift is None and up.delta_rows == 3
+            assert view(wh, "up") == first
+
+    def test_a_duration_on_a_timestamp_cdc_column(self, tmp_path):
+        wh, module = seeded(tmp_path, upsert_model(extra="lookback: 36 hours"))
+        insert(wh, [(5, 50.0, "late by a day", ts(2, 30))])
+        up = result(run_lib(module, wh), "up")
+        assert (up.path, up.drift) == ("pushdown", None)
+        assert "2024-01-01 12:00:00" in up.sql  # 2024-01-03 less 36 hours
+        assert view(wh, "up") == full_refresh_rows(wh)
+
+
+# ---------------------------------------------------------------- 3. deletes
+class TestDeleteWhen:
+    FEED = """
+source feed {
+  id: int
+  op: text
+  v: text
+  seq: int
+}
+model current {
+  from feed
+  select id, op, v, seq
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: seq
+  compact_layers: %d
+  compact_ratio: 10
+  delete_when: op = 'd'
+}
+"""
+
+    def _feed(self, tmp_path, layers: int = 8):
+        wh = tmp_path / "w.duckdb"
+        module = write_module(tmp_path, self.FEED % layers)
+        sql(wh, "CREATE TABLE feed (id BIGINT, op VARCHAR, v VARCHAR, seq BIGINT)",
+            "INSERT INTO feed VALUES (1, 'i', 'a', 1), (2, 'i', 'b', 2), (3, 'd', 'c', 3)")
+        return wh, module
+
+    def change(self, wh, id_: int, op: str, v: str, seq: int) -> None:
+        """A current-state source: the row of a key is replaced (the CDC op kept)."""
+        sql(wh, f"DELETE FROM feed WHERE id = {id_}",
+            f"INSERT INTO feed VALUES ({id_}, '{op}', '{v}', {seq})")
+
+    def full(self, wh) -> list[tuple]:
+        return sql(wh, "SELECT * FROM feed WHERE op IS DISTINCT FROM 'd' ORDER BY id")
+
+    def test_the_full_computation_drops_deleted_rows(self, tmp_path):
+        wh, module = self._feed(tmp_path)
+        run_lib(module, wh)
+        assert view(wh, "current") == self.full(wh)
+
+    def test_a_deletion_row_removes_its_key_in_a_layered_snapshot(self, tmp_path):
+        wh, module = self._feed(tmp_path)
+        run_lib(module, wh)
+        self.change(wh, 1, "d", "a", 4)
+        self.change(wh, 4, "i", "new", 5)
+        cur = result(run_lib(module, wh), "current")
+        # the first, full computation dropped key 3's deletion row (seq 3), so its
+        # watermark is 2: that row is read again, and deletes nothing
+        assert (cur.path, cur.drift, cur.delta_rows, cur.rows) == ("pushdown", None, 3, 2)
+        assert view(wh, "current") == self.full(wh) == [(2, "i", "b", 2), (4, "i", "new", 5)]
+        # the layer keeps its deletion row; the layered snapshot never shows it
+        layers = sql(wh, "SELECT table_name FROM duckdb_tables() WHERE schema_name = "
+                         "'strata_internal' AND starts_with(table_name, 'layer_')")
+        [(layer,)] = layers
+        assert sql(wh, f"SELECT id, op FROM strata_internal.{layer} ORDER BY id") == [
+            (1, "d"), (3, "d"), (4, "i")]
+        cli("verify", cur.snapshot.split("_")[1], "-o", str(wh))  # its hash adds up
+
+    def test_deletes_survive_compaction_and_a_key_can_come_back(self, tmp_path):
+        wh, module = self._feed(tmp_path, layers=1)
+        run_lib(module, wh)
+        self.change(wh, 2, "d", "b", 4)
+        run_lib(module, wh)
+        self.change(wh, 1, "u", "a2", 5)
+        cur = result(run_lib(module, wh), "current")
+        assert cur.compacted and view(wh, "current") == self.full(wh) == [(1, "u", "a2", 5)]
+        self.change(wh, 2, "i", "back", 6)
+        run_lib(module, wh)
+        assert view(wh, "current") == self.full(wh)
+
+    def test_a_deletion_of_an_absent_key_reuses_the_previous_snapshot(self, tmp_path):
+        wh, module = self._feed(tmp_path)
+        first = result(run_lib(module, wh), "current")
+        self.change(wh, 9, "d", "never there", 10)
+        cur = result(run_lib(module, wh), "current")
+        assert (cur.status, cur.snapshot, cur.drift) == ("reused", first.snapshot, None)
+
+    def test_a_bool_flag_and_the_sql_in_other_dialects(self, tmp_path):
+        module = write_module(tmp_path, ORDERS.replace("status: text", "gone: bool") + """
+model up {
+  from orders
+  select id, amount, gone, updated_at
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+  delete_when: gone
+}
+""")
+        for dialect in ("duckdb", "postgres", "spark"):
+            out = cli("compile", str(module), "--dialect", dialect, "--show-sql").stdout
+            full = out.split("-- model up (incremental")[0]
+            assert "IS TRUE" in full.upper() and "gone" in full
+
+
+# ---------------------------------------------------------------- 5. compile time
+BAD = [
+    ("on_drift: retry", "E114", "unknown on_drift `retry`"),
+    ("on_drift: [warn]", "E114", "unknown on_drift"),
+    ("lookback: 3", "E115", "takes a whole number of seconds"),
+    ("lookback: 0 days", "E115", "does not fit cdc_column"),
+    ("lookback: 3 fortnights", "E115", "does not fit cdc_column"),
+    ("delete_when: count(id) > 0", "E033", "not in `delete_when`"),
+    ("delete_when: amount > 0 and count(id) > 0", "E033", "aggregate `count`"),
+    ("delete_when: amount", "E116", "it is double, not a condition"),
+    ("delete_when: 1 = 1", "E116", "it reads no column"),
+    ("delete_when: op = 'd'", "E011", "unknown column `op` in `delete_when`"),
+]
+
+
+@pytest.mark.parametrize("prop, code, message", BAD)
+def test_bad_properties_are_coded_at_compile_time(tmp_path, prop, code, message):
+    module = write_module(tmp_path, ORDERS + upsert_model(extra=prop))
+    proc = cli("check", str(module), check=False)
+    assert proc.returncode == 1 and f"error[{code}]" in proc.stderr
+    assert message in proc.stderr
+
+
+def test_a_lookback_must_fit_the_cdc_column_type(tmp_path):
+    text = """
+source s {
+  id: int
+  k: text
+  d: date
+  n: int
+}
+model m {
+  from s
+  select id, k, d, n
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: %s
+  lookback: %s
+}
+"""
+    cases = [("n", "3 days", "E115"), ("n", "2.5", "E115"), ("d", "12 hours", "E115"),
+             ("k", "3", "E115"), ("d", "2 weeks", None), ("n", "100", None)]
+    for cdc, lookback, code in cases:
+        module = load_module(write_module(tmp_path, text % (cdc, lookback)))
+        codes = [d.code for d in module.diagnostics if d.severity == "error"]
+        assert codes == ([code] if code else []), (cdc, lookback, codes)
+
+
+def test_properties_on_a_strategy_they_do_not_apply_to_are_E118(tmp_path):
+    for prop in ("lookback: 3 days", "delete_when: status = 'x'"):
+        module = write_module(tmp_path, ORDERS + APPEND % prop)
+        proc = cli("check", str(module), check=False)
+        assert "error[E118]" in proc.stderr and "not append" in proc.stderr
+    replace = ORDERS + "model r {\n  from orders\n  incremental\n  on_drift: warn\n}\n"
+    proc = cli("check", str(write_module(tmp_path, replace)), check=False)
+    assert "error[E118]" in proc.stderr and "not replace" in proc.stderr
+    plain = ORDERS + "model r {\n  from orders\n  on_drift: warn\n}\n"
+    proc = cli("check", str(write_module(tmp_path, plain)), check=False)
+    assert "error[E019]" in proc.stderr and "only applies to an incremental model" in \
+        proc.stderr

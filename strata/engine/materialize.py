@@ -99,6 +99,7 @@ class ModelResult:
     compacted: bool = False  # a merge that folded its layers into a new base table
     drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     drift: dict | None = None  # issue 17: the rows at or below the watermark moved
+    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     sql: str | None = None  # the SELECT that computed the new rows, as it ran (duckdb)
     rows: int | None = None
     checks: list[str] = field(default_factory=list)

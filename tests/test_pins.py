@@ -518,8 +518,8 @@ model t {
     scans = [s for s in log.statements if "DESCRIBE" not in s]
     # NULLs (from statistics), min/max (statistics), then one bitmap scan for both keys
     assert len(scans) == 3, scans
-    assert scans[0] == 'SELECT count(*) FROM t WHERE "a" IS NULL OR "b" IS NULL OR "c" IS NULL'
-    assert scans[2].count("bitstring_agg") == 2
+    assert scans[0] == 'SELECT COUNT(*) FROM t WHERE "a" IS NULL OR "b" IS NULL OR "c" IS NULL'
+    assert scans[2].lower().count("bitstring_agg") == 2
 
 
 def test_check_joins_reports_every_fanning_join(tmp_path):

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from functools import lru_cache, reduce
 
 import sqlglot
 from sqlglot import exp
 
 from dialects import duckdb as duck
+from dialects.base import Dialect
 from strata.diagnostics import Diagnostic, Span, StrataError
 from strata.plan import (
     AggregateStage,
@@ -57,24 +59,37 @@ NOTHING_PUBLISHED = "nothing was published"
 @dataclass
 class CheckLog:
     """What was checked and what was skipped (and why), for --json and the display;
-    every statement run, with its time, for tests and the benchmark."""
+    every statement run, with its time, for tests and the benchmark.
+
+    Statements are SQLGlot trees, rendered here for the warehouse's engine: `dialect`
+    (DuckDB's unless a caller says otherwise), and `bitmaps` says whether that engine
+    has DuckDB's `bitstring_agg`/`bit_count` for the one-scan uniqueness check (an
+    engine without them groups by the key instead)."""
 
     ran: list[str] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
     statements: list[str] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
+    dialect: Dialect = duck.DIALECT
+    bitmaps: bool = True
 
-    def sql(self, wh, statement: str):
+    def render(self, statement: exp.Expression) -> str:
+        # every tree handed here is built for this one statement: no copy needed
+        return self.dialect.render(statement, pretty=False, copy=False)
+
+    def sql(self, wh, statement: exp.Expression):
+        text = self.render(statement)
         started = time.perf_counter()
-        cursor = wh.execute(statement)
-        self.statements.append(statement)
+        cursor = wh.execute(text)
+        self.statements.append(text)
         self.seconds.append(time.perf_counter() - started)
         return cursor
 
-    def rows(self, wh, statement: str) -> list[tuple]:
+    def rows(self, wh, statement: exp.Expression) -> list[tuple]:
+        text = self.render(statement)
         started = time.perf_counter()
-        rows = wh.execute(statement).fetchall()
-        self.statements.append(statement)
+        rows = wh.execute(text).fetchall()
+        self.statements.append(text)
         self.seconds.append(time.perf_counter() - started)
         return rows
 
@@ -120,13 +135,89 @@ class PinError(StrataError):
 
 
 # ---------------------------------------------------------------- SQL helpers
-def q(name: str) -> str:
-    """A quoted identifier: any column name, hostile ones included."""
-    return exp.to_identifier(name, quoted=True).sql("duckdb")
+# Every statement is built as a tree from the nodes below; a column name is only ever
+# a quoted identifier. A relation arrives as a tree (a table, or a subquery), or as
+# the text a caller rendered it to, parsed once (a run checks each snapshot once,
+# and the join checks read the same dimensions again and again).
+def _col(name: str, table: str | None = None) -> exp.Column:
+    """A quoted column, optionally qualified by one of the checks' own aliases."""
+    return exp.Column(this=exp.to_identifier(name, quoted=True),
+                      table=exp.to_identifier(table) if table else None)
 
 
-def _cols(names) -> str:
-    return ", ".join(q(n) for n in names)
+def _cols(names) -> list[exp.Column]:
+    return [_col(n) for n in names]
+
+
+def _count() -> exp.Count:
+    return exp.Count(this=exp.Star())
+
+
+def _num(value: int) -> exp.Literal:
+    return exp.Literal.number(value)
+
+
+def _more_than_one() -> exp.GT:
+    return exp.GT(this=_count(), expression=_num(1))
+
+
+def _is_null(node: exp.Expression) -> exp.Is:
+    return exp.Is(this=node, expression=exp.Null())
+
+
+def _any_null(names) -> exp.Expression:
+    return exp.or_(*[_is_null(_col(c)) for c in names], copy=False)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_relation(text: str) -> exp.Expression:
+    return sqlglot.parse_one("SELECT * FROM " + text, read="duckdb").find(exp.From).this
+
+
+def relation_tree(relation: str | exp.Expression, alias: str | None = None) -> exp.Expression:
+    """A private copy of `relation` (a tree, or a FROM item's DuckDB text), aliased."""
+    node = (_parsed_relation(relation) if isinstance(relation, str) else relation).copy()
+    if alias is not None:
+        node.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    return node
+
+
+def _named(name: str, alias: str | None = None) -> exp.Table:
+    """One of the checks' own CTEs (`__left`, `__d`), optionally aliased."""
+    node = exp.Table(this=exp.to_identifier(name))
+    if alias is not None:
+        node.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    return node
+
+
+def _select(items, relation: exp.Expression, where: exp.Expression | None = None
+            ) -> exp.Select:
+    """SELECT items FROM relation [WHERE where]; the relation and the condition are
+    copied (they are shared between a check's statements), the items are not."""
+    query = exp.Select(expressions=list(items))
+    query.set("from_" if "from_" in exp.Select.arg_types else "from",
+              exp.From(this=relation.copy()))
+    if where is not None:
+        query.set("where", exp.Where(this=where.copy()))
+    return query
+
+
+def _limited(query: exp.Select, order: list[exp.Expression] | None = None) -> exp.Select:
+    """The query's first SAMPLE rows (in `order`)."""
+    if order:
+        query.set("order", exp.Order(expressions=order))
+    query.set("limit", exp.Limit(expression=_num(SAMPLE)))
+    return query
+
+
+def _desc(node: exp.Expression) -> exp.Ordered:
+    return exp.Ordered(this=node, desc=True)
+
+
+def _grouped_having_many(query: exp.Select, keys: list[exp.Expression]) -> exp.Select:
+    query.set("group", exp.Group(expressions=keys))
+    query.set("having", exp.Having(this=_more_than_one()))
+    return query
 
 
 def _fresh(wanted: str, taken) -> str:
@@ -167,51 +258,70 @@ def _shown(value) -> str:
     return str(value)
 
 
-def _columns(wh, relation_sql: str) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in wh.execute(f"DESCRIBE SELECT * FROM {relation_sql}").fetchall()]
+def _columns(wh, relation: exp.Expression, log: CheckLog) -> list[tuple[str, str]]:
+    query = exp.Describe(this=_select([exp.Star()], relation))
+    return [(r[0], r[1]) for r in wh.execute(log.render(query)).fetchall()]
 
 
 # ---------------------------------------------------------------- uniqueness, fast
+_HUGEINT = exp.DataType.build("HUGEINT", dialect="duckdb")
+
+
 @dataclass(frozen=True)
 class _Key:
-    """A key to test for duplicates: SQL expressions over one relation."""
+    """A key to test for duplicates: expressions over one relation."""
 
-    exprs: tuple[str, ...]
+    exprs: tuple[exp.Expression, ...]
     integer: bool  # every expression is of an integer type (bitmap-able)
     null_is_value: bool  # pins: NULL is a value; joins: NULL rows are left out
 
 
-def _bitmap_slot(key: _Key, bounds: list[tuple], rows: int) -> tuple[str, int] | None:
+def _bitmap_slot(key: _Key, bounds: list[tuple], rows: int
+                 ) -> tuple[exp.Expression, int] | None:
     """An integer slot per row, equal for two rows iff their keys are equal, and the
     bitmap size; None when the key's range is too wide for a bitmap."""
-    parts, size = [], 1
+    parts: list[tuple[exp.Expression | None, int]] = []
+    size = 1
     for expr, (low, high) in zip(key.exprs, bounds):
-        if low is None:  # only NULLs
-            parts.append(("0", 1))
-            size *= 1
+        if low is None:  # only NULLs: every row in slot 0 of this part
+            parts.append((None, 1))
             continue
         span = int(high) - int(low) + (2 if key.null_is_value else 1)
         size *= span
         if size > min(BITMAP_BITS, max(1 << 20, 64 * rows)):
             return None
-        offset = f"CAST({expr} AS HUGEINT) - ({int(low)})" + (" + 1" if key.null_is_value else "")
-        parts.append((f"coalesce({offset}, 0)" if key.null_is_value else f"({offset})", span))
+        offset = exp.Sub(this=exp.Cast(this=expr.copy(), to=_HUGEINT.copy()),
+                         expression=exp.Paren(this=_num(int(low))))
+        if key.null_is_value:  # NULL takes slot 0, the values 1 and up
+            offset = exp.Coalesce(this=exp.Add(this=offset, expression=_num(1)),
+                                  expressions=[_num(0)])
+        parts.append((exp.Paren(this=offset) if not key.null_is_value else offset, span))
     slot, stride = [], 1
     for part, span in parts:
-        if part != "0":
-            slot.append(part if stride == 1 else f"{part} * {stride}")
+        if part is not None:
+            slot.append(part if stride == 1 else exp.Mul(this=part, expression=_num(stride)))
         stride *= span
-    return (" + ".join(slot) or "0"), size
+    total = reduce(lambda a, b: exp.Add(this=a, expression=b), slot) if slot else _num(0)
+    return total, size
 
 
-def _key_bounds(wh, relation: str, keys: list[_Key], where: str, log: CheckLog) -> list:
+def _bitmap_distinct(slot: exp.Expression, size: int) -> exp.Expression:
+    """How many distinct values an integer `slot` in [0, size) takes, in one pass over a
+    bitmap of `size` bits (0 on no rows): DuckDB's bitstring_agg and bit_count."""
+    bitmap = exp.Anonymous(this="bitstring_agg", expressions=[slot, _num(0), _num(size - 1)])
+    return exp.Coalesce(this=exp.Anonymous(this="bit_count", expressions=[bitmap]),
+                        expressions=[_num(0)])
+
+
+def _key_bounds(wh, relation: exp.Expression, keys: list[_Key], where: exp.Expression | None,
+                log: CheckLog) -> list:
     """min/max of every integer key expression (answered from table statistics on a
     fresh snapshot table)."""
     exprs = [e for k in keys for e in k.exprs]
     if not exprs:
         return []
-    select = ", ".join(f"min({e}), max({e})" for e in exprs)
-    row = log.rows(wh, f"SELECT {select} FROM {relation}{where}")[0]
+    items = [agg(this=e.copy()) for e in exprs for agg in (exp.Min, exp.Max)]
+    row = log.rows(wh, _select(items, relation, where))[0]
     flat = [(row[2 * i], row[2 * i + 1]) for i in range(len(exprs))]
     out, i = [], 0
     for k in keys:
@@ -220,12 +330,14 @@ def _key_bounds(wh, relation: str, keys: list[_Key], where: str, log: CheckLog) 
     return out
 
 
-def _has_duplicates(wh, relation: str, key: _Key, where: str, log: CheckLog) -> bool:
+def _has_duplicates(wh, relation: exp.Expression, key: _Key, where: exp.Expression | None,
+                    log: CheckLog) -> bool:
     """One aggregate grouping by the key itself: any group of two is a duplicate.
     (Grouping by `hash(key)` instead was measured slower on text keys: the engine
     hashes the key to group it anyway.)"""
-    (n,) = log.rows(wh, f"SELECT count(*) FROM (SELECT 1 FROM {relation}{where} "
-                        f"GROUP BY {', '.join(key.exprs)} HAVING count(*) > 1)")[0]
+    groups = _grouped_having_many(_select([_num(1)], relation, where),
+                                  [e.copy() for e in key.exprs])
+    (n,) = log.rows(wh, _select([_count()], groups.subquery("__g", copy=False)))[0]
     return bool(n)
 
 
@@ -239,7 +351,8 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
     `relation_sql_of(ref)` is where a `pin references` finds the referenced relation."""
     if not plan.pins:
         return []
-    columns = _columns(wh, relation_sql)
+    relation = relation_tree(relation_sql)
+    columns = _columns(wh, relation, log)
     types = dict(columns)
     found: dict[int, Violation] = {}
     ran: dict[int, str] = {}  # pin index -> label, reported in the order pins are written
@@ -254,7 +367,7 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
             if low <= row_count <= high:
                 verified.append(label)
             else:
-                found[i] = _rows_violation(wh, relation_sql, plan.model, pin, row_count,
+                found[i] = _rows_violation(wh, relation, plan.model, pin, row_count,
                                            columns, log)
         elif pin.kind == "columns":
             ran[i] = label
@@ -277,7 +390,7 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
             not_nulls.append((i, pin))
         else:  # references, accepted, holds: rows that fail a condition
             ran[i] = label
-            violation = _row_violation(wh, relation_sql, plan, pin, columns, log,
+            violation = _row_violation(wh, relation, plan, pin, columns, log,
                                        relation_sql_of) if row_count else None
             if violation is None:
                 verified.append(label)
@@ -296,27 +409,25 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
     null_cols = list(dict.fromkeys(c for _, pin in not_nulls for c in pin.columns))
     nulls = dict.fromkeys(null_cols, 0)
     if null_cols:
-        any_null = " OR ".join(f"{q(c)} IS NULL" for c in null_cols)
-        (count,) = log.rows(wh, f"SELECT count(*) FROM {relation_sql} WHERE {any_null}")[0]
+        (count,) = log.rows(wh, _select([_count()], relation, _any_null(null_cols)))[0]
         if count:
-            counts = log.rows(wh, "SELECT " + ", ".join(
-                f"count(*) FILTER (WHERE {q(c)} IS NULL)" for c in null_cols)
-                + f" FROM {relation_sql}")[0]
+            counts = log.rows(wh, _select([
+                exp.Filter(this=_count(), expression=exp.Where(this=_is_null(_col(c))))
+                for c in null_cols], relation))[0]
             nulls = dict(zip(null_cols, counts))
     # one scan: a bitmap per integer unique pin
-    keys = {i: _Key(tuple(q(c) for c in pin.columns),
-                    all(types.get(c, "").upper() in duck.INTEGER_TYPES for c in pin.columns),
+    keys = {i: _Key(tuple(_cols(pin.columns)), log.bitmaps and all(
+                    types.get(c, "").upper() in duck.INTEGER_TYPES for c in pin.columns),
                     null_is_value=True) for i, pin in uniques}
     bitmap_pins = [i for i, _ in uniques if keys[i].integer]
-    bounds = dict(zip(bitmap_pins, _key_bounds(wh, relation_sql, [keys[i] for i in bitmap_pins],
-                                               "", log)))
+    bounds = dict(zip(bitmap_pins, _key_bounds(wh, relation, [keys[i] for i in bitmap_pins],
+                                               None, log)))
     slots = {i: s for i in bitmap_pins
              if (s := _bitmap_slot(keys[i], bounds[i], row_count)) is not None}
     total, distinct = row_count, {}
     if slots:
-        items = ["count(*)"] + [duck.bitmap_distinct(slot, size) for slot, size in
-                                slots.values()]
-        scan = log.rows(wh, f"SELECT {', '.join(items)} FROM {relation_sql}")[0]
+        items = [_count()] + [_bitmap_distinct(slot, size) for slot, size in slots.values()]
+        scan = log.rows(wh, _select(items, relation))[0]
         total, distinct = scan[0], dict(zip(slots, scan[1:]))
 
     for i, pin in not_nulls:
@@ -324,14 +435,14 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
         if not any(nulls[c] for c in pin.columns):
             verified.append(_verified_name(pin))
             continue
-        found[i] = _not_null_violation(wh, relation_sql, plan.model, pin, columns, nulls, log)
+        found[i] = _not_null_violation(wh, relation, plan.model, pin, columns, nulls, log)
     for i, pin in uniques:
         ran[i] = pin.describe()
         if i in distinct:
             suspect = distinct[i] != total
         else:
-            suspect = _has_duplicates(wh, relation_sql, keys[i], "", log)
-        violation = _unique_violation(wh, relation_sql, plan.model, pin, columns, log) \
+            suspect = _has_duplicates(wh, relation, keys[i], None, log)
+        violation = _unique_violation(wh, relation, plan.model, pin, columns, log) \
             if suspect else None
         if violation is None:
             verified.append(unique_key(pin.columns))
@@ -354,35 +465,39 @@ def _verified_name(pin: PinSpec) -> str:
     return pin.describe()
 
 
-def _unique_violation(wh, relation: str, model: str, pin: PinSpec, columns, log: CheckLog
-                      ) -> Violation | None:
+def _unique_violation(wh, relation: exp.Expression, model: str, pin: PinSpec, columns,
+                      log: CheckLog) -> Violation | None:
     n = _fresh("rows", [c for c, _ in columns])
-    cols = _cols(pin.columns)
-    dupes = (f"SELECT {cols}, count(*) AS {q(n)} FROM {relation} GROUP BY {cols} "
-             f"HAVING count(*) > 1")
-    keys, rows = log.rows(wh, f"SELECT count(*), coalesce(sum({q(n)}), 0) FROM ({dupes})")[0]
+
+    def dupes() -> exp.Select:
+        items = [*_cols(pin.columns), exp.alias_(_count(), n, quoted=True, copy=False)]
+        return _grouped_having_many(_select(items, relation), _cols(pin.columns))
+
+    total = exp.Coalesce(this=exp.Sum(this=_col(n)), expressions=[_num(0)])
+    keys, rows = log.rows(wh, _select([_count(), total],
+                                      dupes().subquery("__d", copy=False)))[0]
     if not keys:
         return None  # defensive: the first pass said otherwise
-    sample = log.rows(wh, f"{dupes} ORDER BY {q(n)} DESC, {cols} LIMIT {SAMPLE}")
+    sample = log.rows(wh, _limited(dupes(), [_desc(_col(n)), *_cols(pin.columns)]))
     return Violation("E061", model, pin.describe(), int(rows),
                      f"{keys} value(s) of [{', '.join(pin.columns)}] are shared by {rows} rows",
                      tuple(dict(zip([*pin.columns, n], r)) for r in sample), pin.span)
 
 
-def _not_null_violation(wh, relation: str, model: str, pin: PinSpec, columns,
+def _not_null_violation(wh, relation: exp.Expression, model: str, pin: PinSpec, columns,
                         nulls: dict[str, int], log: CheckLog) -> Violation:
-    cond = " OR ".join(f"{q(c)} IS NULL" for c in pin.columns)
-    (count,) = log.rows(wh, f"SELECT count(*) FROM {relation} WHERE {cond}")[0]
+    cond = _any_null(pin.columns)
+    (count,) = log.rows(wh, _select([_count()], relation, cond))[0]
     names = [c for c, _ in columns]
-    sample = log.rows(wh, f"SELECT * FROM {relation} WHERE {cond} LIMIT {SAMPLE}")
+    sample = log.rows(wh, _limited(_select([exp.Star()], relation, cond)))
     per = ", ".join(f"{c}: {nulls[c]}" for c in pin.columns if nulls[c])
     return Violation("E062", model, pin.describe(), int(count),
                      f"{count} row(s) with NULL ({per})",
                      tuple(dict(zip(names, r)) for r in sample), pin.span)
 
 
-def _rows_violation(wh, relation: str, model: str, pin: PinSpec, rows: int, columns,
-                    log: CheckLog) -> Violation:
+def _rows_violation(wh, relation: exp.Expression, model: str, pin: PinSpec, rows: int,
+                    columns, log: CheckLog) -> Violation:
     """`pin rows` failed: too many rows show a sample of them (the rows the bound did not
     expect, as `pin rows = 0` on a check model expects none); too few have none."""
     _, high = _bounds(pin)
@@ -390,7 +505,7 @@ def _rows_violation(wh, relation: str, model: str, pin: PinSpec, rows: int, colu
     if rows > high:
         names = [c for c, _ in columns]
         sample = tuple(dict(zip(names, r)) for r in
-                       log.rows(wh, f"SELECT * FROM {relation} LIMIT {SAMPLE}"))
+                       log.rows(wh, _limited(_select([exp.Star()], relation))))
     return Violation("E063", model, pin.describe(), rows,
                      f"the model has {rows} rows", sample, pin.span)
 
@@ -398,16 +513,18 @@ def _rows_violation(wh, relation: str, model: str, pin: PinSpec, rows: int, colu
 _ROW_CODES = {"references": "E067", "accepted": "E068", "holds": "E069"}
 
 
-def _offending(plan: Plan, pin: PinSpec, relation_sql_of, own: str) -> exp.Expression:
+def _offending(plan: Plan, pin: PinSpec, relation_sql_of, own: exp.Expression
+               ) -> exp.Expression:
     """The condition a row of the model (aliased `__c`) fails the pin by. NULL passes,
     as in dbt: a NULL key references nothing, a NULL is no unaccepted value, and a
     condition that is NULL is not false."""
     if pin.kind == "references":
         parent = own if relation_sql_of is None or pin.relation.name == plan.model \
             else relation_sql_of(pin.relation)
-        inner = sqlglot.parse_one(f"SELECT 1 FROM {parent} AS __p", read="duckdb")
-        inner = inner.where(exp.and_(*[exp.EQ(this=column(k, "__p"), expression=column(c, "__c"))
-                                       for c, k in zip(pin.columns, pin.ref_columns)]))
+        inner = _select([_num(1)], relation_tree(parent, "__p"))
+        inner.set("where", exp.Where(this=exp.and_(*[
+            exp.EQ(this=column(k, "__p"), expression=column(c, "__c"))
+            for c, k in zip(pin.columns, pin.ref_columns)], copy=False)))
         present = [exp.Not(this=exp.Is(this=column(c, "__c"), expression=exp.Null()))
                    for c in pin.columns]
         return exp.and_(*present, exp.Not(this=exp.Exists(this=inner)))
@@ -420,16 +537,17 @@ def _offending(plan: Plan, pin: PinSpec, relation_sql_of, own: str) -> exp.Expre
     return exp.Not(this=exp.Paren(this=bind(pin.expr.copy(), env)))
 
 
-def _row_violation(wh, relation: str, plan: Plan, pin: PinSpec, columns, log: CheckLog,
-                   relation_sql_of) -> Violation | None:
+def _row_violation(wh, relation: exp.Expression, plan: Plan, pin: PinSpec, columns,
+                   log: CheckLog, relation_sql_of) -> Violation | None:
     """One count of the rows failing a references/accepted/holds pin; a sample only
     when there are some."""
-    cond = _offending(plan, pin, relation_sql_of, relation).sql("duckdb")
-    (count,) = log.rows(wh, f"SELECT count(*) FROM {relation} AS __c WHERE {cond}")[0]
+    cond = _offending(plan, pin, relation_sql_of, relation)
+    aliased = relation_tree(relation, "__c")
+    (count,) = log.rows(wh, _select([_count()], aliased, cond))[0]
     if not count:
         return None
     names = [c for c, _ in columns]
-    sample = log.rows(wh, f"SELECT * FROM {relation} AS __c WHERE {cond} LIMIT {SAMPLE}")
+    sample = log.rows(wh, _limited(_select([exp.Star()], aliased, cond)))
     if pin.kind == "references":
         what = (f"row(s) whose [{', '.join(pin.columns)}] is no [{', '.join(pin.ref_columns)}]"
                 f" of `{pin.relation.name}`")
@@ -662,8 +780,8 @@ def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
                      "verified")
             continue
         log.ran.append(label)
-        right = (f"({model_query(stage.relation.plan, relations).sql(dialect='duckdb')})"
-                 if inline else relation_sql_of(stage.relation))
+        right = (exp.Subquery(this=model_query(stage.relation.plan, relations))
+                 if inline else relation_tree(relation_sql_of(stage.relation)))
         violation = _fan_out(wh, plan, index, stage, split, label, relations,
                              right, log, unique_rights)
         if violation is not None:
@@ -673,7 +791,7 @@ def check_joins(wh, plan: Plan, relations: Relations, relation_sql_of,
 
 
 def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, label: str,
-             relations: Relations, right: str, log: CheckLog,
+             relations: Relations, right: exp.Expression, log: CheckLog,
              unique_rights: set | None = None) -> Violation | None:
     """Unique right keys (after the right-only conditions) cannot fan out: one cheap
     pass on the right side settles most joins. Otherwise the duplicated keys some left
@@ -682,25 +800,26 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
     if not split.keys:
         return _fan_out_exact(wh, plan, index, stage, label, relations, right, log)
     env = {c.id: column(c.name, "__r") for c in stage.columns}
-    rights = [bind(r, env).sql("duckdb") for _, r in split.keys]
-    conds = [f"({r}) IS NOT NULL" for r in rights]
-    conds += [f"({bind(f, env).sql('duckdb')})" for f in split.right_filters]
-    where = " WHERE " + " AND ".join(conds)
-    relation = f"{right} AS __r"
-    settled = (relation, where, tuple(rights))
+    rights = [bind(r, env) for _, r in split.keys]
+    conds = [exp.Not(this=_is_null(exp.Paren(this=r.copy()))) for r in rights]
+    conds += [exp.Paren(this=bind(f, env)) for f in split.right_filters]
+    where = exp.and_(*conds, copy=False)
+    relation = relation_tree(right, "__r")
+    # what this run found unique already, by the text of the right keys' query
+    settled = log.render(_select([r.copy() for r in rights], relation, where))
     if unique_rights is not None and settled in unique_rights:
         return None  # this run found these right keys unique already
-    types = [t for _, t in _columns(wh, f"(SELECT {', '.join(rights)} FROM {relation})")]
-    key = _Key(tuple(rights), all(t.upper() in duck.INTEGER_TYPES for t in types),
-               null_is_value=False)
+    keys_only = exp.Subquery(this=_select([r.copy() for r in rights], relation))
+    types = [t for _, t in _columns(wh, keys_only, log)]
+    key = _Key(tuple(rights), log.bitmaps and all(t.upper() in duck.INTEGER_TYPES
+                                                  for t in types), null_is_value=False)
     suspect = True
     if key.integer:
         (bounds,) = _key_bounds(wh, relation, [key], where, log)
-        (total,) = log.rows(wh, f"SELECT count(*) FROM {relation}{where}")[0]
+        (total,) = log.rows(wh, _select([_count()], relation, where))[0]
         slot = _bitmap_slot(key, bounds, total)
         if slot is not None:
-            (distinct,) = log.rows(wh, f"SELECT {duck.bitmap_distinct(*slot)} FROM "
-                                       f"{relation}{where}")[0]
+            (distinct,) = log.rows(wh, _select([_bitmap_distinct(*slot)], relation, where))[0]
             suspect = distinct != total
         else:
             suspect = _has_duplicates(wh, relation, key, where, log)
@@ -715,21 +834,36 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
     # Duplicated right keys only matter when some left row matches them.
     names = [f"__k{i}" for i in range(len(rights))]
     n = "__rows"
-    select = ", ".join(f"{r} AS {q(k)}" for r, k in zip(rights, names))
-    dupes = (f"SELECT {select}, count(*) AS {n} FROM {relation}{where} "
-             f"GROUP BY {', '.join(rights)} HAVING count(*) > 1")
     left = _left_keys_query(plan, index, split, relations)
-    match = " AND ".join(f"__l.{q(k)} = __d.{q(k)}" for k in names)
-    matched = (f"WITH __left AS ({left}), __d AS ({dupes}) SELECT __d.* FROM __d "
-               f"WHERE EXISTS (SELECT 1 FROM __left AS __l WHERE {match})")
-    sample = log.rows(wh, f"{matched} ORDER BY {n} DESC LIMIT {SAMPLE}")
+
+    def with_ctes(query: exp.Select) -> exp.Select:
+        items = [exp.alias_(r.copy(), k, quoted=True, copy=False)
+                 for r, k in zip(rights, names)]
+        items.append(exp.alias_(_count(), n, copy=False))
+        dupes = _grouped_having_many(_select(items, relation, where),
+                                     [r.copy() for r in rights])
+        query.set("with_" if "with_" in exp.Select.arg_types else "with", exp.With(
+            expressions=[exp.CTE(this=left.copy(), alias=exp.TableAlias(
+                this=exp.to_identifier("__left"))),
+                exp.CTE(this=dupes, alias=exp.TableAlias(this=exp.to_identifier("__d")))]))
+        return query
+
+    def match() -> exp.Expression:
+        return exp.and_(*[exp.EQ(this=_col(k, "__l"), expression=_col(k, "__d"))
+                          for k in names], copy=False)
+
+    def exists(relation: exp.Expression) -> exp.Exists:
+        return exp.Exists(this=_select([_num(1)], relation, match()))
+
+    matched = _select([exp.Column(this=exp.Star(), table=exp.to_identifier("__d"))],
+                      _named("__d"), exists(_named("__left", "__l")))
+    sample = log.rows(wh, with_ctes(_limited(matched, [_desc(exp.column(n))])))
     if not sample:
         return None
-    keys, left_rows = log.rows(wh, f"WITH __left AS ({left}), __d AS ({dupes}) SELECT "
-                                   f"(SELECT count(*) FROM __d WHERE EXISTS (SELECT 1 FROM "
-                                   f"__left AS __l WHERE {match})), (SELECT count(*) FROM "
-                                   f"__left AS __l WHERE EXISTS (SELECT 1 FROM __d WHERE "
-                                   f"{match}))")[0]
+    counts = exp.Select(expressions=[
+        exp.Subquery(this=_select([_count()], _named("__d"), exists(_named("__left", "__l")))),
+        exp.Subquery(this=_select([_count()], _named("__left", "__l"), exists(_named("__d"))))])
+    keys, left_rows = log.rows(wh, with_ctes(counts))[0]
     shown = split.names(stage)
     return Violation(
         "E064", plan.model, f"many-to-one `{label}`", int(left_rows),
@@ -740,7 +874,8 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
 
 
 def _fan_out_exact(wh, plan: Plan, index: int, stage: JoinStage, label: str,
-                   relations: Relations, right: str, log: CheckLog) -> Violation | None:
+                   relations: Relations, right: exp.Expression, log: CheckLog
+                   ) -> Violation | None:
     """Any condition: number the left rows, join them to the right side with the
     model's own condition, and count the left rows matched more than once."""
     right_ids = {c.id for c in stage.columns}
@@ -751,17 +886,27 @@ def _fan_out_exact(wh, plan: Plan, index: int, stage: JoinStage, label: str,
         cols = [(Col(-1, "__c0", Type("null")), exp.Literal.number(1))]
     cut = Plan(plan.model, plan.base, [*plan.stages[:index], DeriveStage(cols)],
                [c for c, _ in cols], plan.reads)
-    left = model_query(cut, relations).sql(dialect="duckdb")
+    left = model_query(cut, relations)
     env = {i: column(f"__c{k}", "__l") for k, i in enumerate(left_ids)}
     env.update({c.id: column(c.name, "__r") for c in stage.columns})
-    on = bind(stage.on, env).sql("duckdb")
-    shown = ", ".join(f"__l.{q(c.name)}" for c, _ in cols)
-    query = (f"WITH __left AS (SELECT row_number() OVER () AS __row, * FROM ({left}) AS __x), "
-             f"__m AS (SELECT __l.__row AS __row, count(*) AS __n FROM __left AS __l "
-             f"JOIN {right} AS __r ON {on} GROUP BY __l.__row HAVING count(*) > 1) "
-             f"SELECT {shown}, __m.__n, count(*) OVER () FROM __m JOIN __left AS __l "
-             f"ON __l.__row = __m.__row ORDER BY __m.__n DESC LIMIT {SAMPLE}")
-    sample = log.rows(wh, query)
+    on = bind(stage.on, env)
+    row = exp.column("__row", "__l")
+    numbered = _select([exp.alias_(exp.Window(this=exp.RowNumber()), "__row", copy=False),
+                        exp.Star()], exp.Subquery(this=left, alias=exp.TableAlias(
+                            this=exp.to_identifier("__x"))))
+    matches = _select([exp.alias_(row.copy(), "__row", copy=False),
+                       exp.alias_(_count(), "__n", copy=False)], _named("__left", "__l"))
+    matches.set("joins", [exp.Join(this=relation_tree(right, "__r"), on=on)])
+    matches = _grouped_having_many(matches, [row.copy()])
+    shown = [_col(c.name, "__l") for c, _ in cols]
+    query = _select([*shown, exp.column("__n", "__m"), exp.Window(this=_count())],
+                    _named("__m"))
+    query.set("joins", [exp.Join(this=_named("__left", "__l"), on=exp.EQ(
+        this=row.copy(), expression=exp.column("__row", "__m")))])
+    query.set("with_" if "with_" in exp.Select.arg_types else "with", exp.With(expressions=[
+        exp.CTE(this=numbered, alias=exp.TableAlias(this=exp.to_identifier("__left"))),
+        exp.CTE(this=matches, alias=exp.TableAlias(this=exp.to_identifier("__m")))]))
+    sample = log.rows(wh, _limited(query, [_desc(exp.column("__n", "__m"))]))
     if not sample:
         return None
     left_rows = sample[0][-1]
@@ -777,14 +922,15 @@ def colref_of(col_id: int) -> ColRef:
     return ColRef(this=col_id)
 
 
-def _left_keys_query(plan: Plan, index: int, split: JoinKeys, relations: Relations) -> str:
+def _left_keys_query(plan: Plan, index: int, split: JoinKeys, relations: Relations
+                     ) -> exp.Select:
     """The left side's join key values, as a query: the plan cut before the join."""
     keys = [(Col(-(i + 1), f"__k{i}", Type("null")), node.copy())
             for i, (node, _) in enumerate(split.keys)]
     filters = [FilterStage(f.copy()) for f in split.left_filters]
     cut = Plan(plan.model, plan.base, [*plan.stages[:index], *filters, DeriveStage(keys)],
                [c for c, _ in keys], plan.reads)
-    return model_query(cut, relations).sql(dialect="duckdb")
+    return model_query(cut, relations)
 
 
 # ---------------------------------------------------------------- what a run will check

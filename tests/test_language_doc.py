@@ -62,6 +62,7 @@ KEYWORDLESS = {
     "value_property": "Properties",
     "prop_value": "Properties",
     "prop_number": "`compact_layers: N` and `compact_ratio: F`",
+    "prop_duration": "`lookback: N` or `lookback: N unit`",
     "prop_string": "Properties",
     "name_list": "`merge_keys: [k, ...]`",
     "header": "`given relation { ... }`",

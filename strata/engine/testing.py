@@ -22,6 +22,7 @@ from decimal import Decimal
 import duckdb
 from sqlglot import exp
 
+from dialects import duckdb as duck
 from strata.compiler import require_ok, select_models
 from strata.engine.pins import CheckLog, PinError, check_joins, check_pins, unique_key
 from strata.plan import RelationRef
@@ -35,6 +36,26 @@ from strata.syntax import ast
 
 SOURCES, MODELS = "given_sources", "models"
 DIGITS = 12  # doubles agree when they agree to this many significant digits
+ENGINE = duck.DIALECT  # a test runs in an in-memory DuckDB: its SQL is DuckDB's
+
+
+def _sql(tree: exp.Expression) -> str:
+    """A statement built for this test alone, rendered for the test's engine."""
+    return ENGINE.render(tree, pretty=False, copy=False)
+
+
+def _create_schema(name: str) -> exp.Create:
+    return exp.Create(this=exp.Table(db=ident(name)), kind="SCHEMA")
+
+
+def _create_table_as(target: exp.Table, query: exp.Expression) -> exp.Create:
+    return exp.Create(this=target, kind="TABLE", expression=query)
+
+
+def _select_from(items: list[exp.Expression], relation: exp.Table) -> exp.Select:
+    query = exp.Select(expressions=items)
+    query.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=relation))
+    return query
 
 
 @dataclass
@@ -145,8 +166,8 @@ class _Test:
     # ------------------------------------------------------------ the test
     def run(self) -> None:
         con = self.con
-        con.execute(f"CREATE SCHEMA {SOURCES}")
-        con.execute(f"CREATE SCHEMA {MODELS}")
+        con.execute(_sql(_create_schema(SOURCES)))
+        con.execute(_sql(_create_schema(MODELS)))
         needed = self._needed()
         for name in sorted({s for m in needed for s in self.module.models[m].sources_read}):
             columns = self.module.sources[name].columns
@@ -184,8 +205,9 @@ class _Test:
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
         return table(SOURCES if ref.kind == "source" else MODELS, ref.name, alias=alias)
 
-    def relation_sql(self, ref: RelationRef) -> str:
-        return self.relations(ref, None).sql("duckdb")
+    def relation_sql(self, ref: RelationRef) -> exp.Expression:
+        """Where a pin or a join check reads `ref`: the tree itself."""
+        return self.relations(ref, None)
 
     def verified_unique(self, ref: RelationRef, columns: list[str]) -> bool:
         return ref.kind == "model" and unique_key(columns) in self.verified.get(ref.name, [])
@@ -196,7 +218,7 @@ class _Test:
         rows = _typed_rows(block, [(n, t.to_sqlglot()) for n, t in columns])
         query = _union(rows, [(n, t.to_sqlglot()) for n, t in columns])
         try:
-            self.con.execute(f"CREATE TABLE {target.sql('duckdb')} AS {query.sql('duckdb')}")
+            self.con.execute(_sql(_create_table_as(target, query)))
         except duckdb.Error as err:
             self._stop("error", f"given `{name}`: {_first_line(err)}",
                        line=block.span.line if block else None)
@@ -208,13 +230,14 @@ class _Test:
             self._create(table(MODELS, name), [(c.name, c.type) for c in plan.output],
                          self.given[name], name)
             return
-        target = table(MODELS, name).sql("duckdb")
+        target = table(MODELS, name)
         try:
             check_joins(self.con, plan, self.relations, self.relation_sql, self.verified_unique,
                         self.log)
-            self.con.execute(f"CREATE TABLE {target} AS "
-                             f"{model_query(plan, self.relations).sql(dialect='duckdb')}")
-            (rows,) = self.con.execute(f"SELECT count(*) FROM {target}").fetchone()
+            self.con.execute(_sql(_create_table_as(target.copy(),
+                                                   model_query(plan, self.relations))))
+            (rows,) = self.con.execute(_sql(_select_from(
+                [exp.Count(this=exp.Star())], target.copy()))).fetchone()
             self.verified[name] = check_pins(self.con, target, plan, rows, self.log,
                                              self.verified_unique, self.relation_sql)
         except PinError as err:
@@ -235,15 +258,16 @@ class _Test:
 
     # ------------------------------------------------------------ expectations
     def _expect(self, block: ast.RowsBlock) -> None:
-        source = table(MODELS, block.relation).sql("duckdb")
-        engine = {r[0]: r[1] for r in self.con.execute(
-            f"DESCRIBE SELECT * FROM {source}").fetchall()}
-        types = [(c, exp.DataType.build(engine[c], dialect="duckdb")) for c in block.columns]
-        listed = ", ".join(ident(c).sql("duckdb") for c in block.columns)
-        actual = self.con.execute(f"SELECT {listed} FROM {source}").fetchall()
+        source = table(MODELS, block.relation)
+        described = exp.Describe(this=_select_from([exp.Star()], source.copy()))
+        engine = {r[0]: r[1] for r in self.con.execute(_sql(described)).fetchall()}
+        types = [(c, exp.DataType.build(engine[c], dialect=ENGINE.sqlglot))
+                 for c in block.columns]
+        listed = _select_from([exp.column(ident(c)) for c in block.columns], source)
+        actual = self.con.execute(_sql(listed)).fetchall()
         try:
-            expected = self.con.execute(_union(_typed_rows(block, types), types)
-                                        .sql("duckdb")).fetchall()
+            expected = self.con.execute(_sql(_union(_typed_rows(block, types), types))
+                                        ).fetchall()
         except duckdb.Error as err:
             self.result.failures.append(Failure(
                 "expect", f"expect `{block.relation}`: the expected rows do not fit the "

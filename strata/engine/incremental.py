@@ -265,8 +265,13 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         base_rows = prev.parts["base_rows"]
     else:
         base, layers, layer_rows, base_rows = prev.name, [], [], prev.row_count
+    deep = len(layers) + 1 > inc.compact_layers
+    large = sum(layer_rows) + delta_hash.count > inc.compact_ratio * max(1, base_rows)
     replaced = EMPTY
-    if inc.strategy == "upsert" and delta_hash.count:
+    # what the delta replaces: for detection, for a layered snapshot's derived hash, and
+    # to tell a delta of deletions that delete nothing; a compaction hashes its table
+    needed = inc.on_drift != "ignore" or not (deep or large) or kept_hash.count == 0
+    if inc.strategy == "upsert" and delta_hash.count and needed:
         replaced = replaced_rows_hash(wh, names, inc.merge_keys, [base, *layers], layer,
                                       deleted)
     drift = detect_drift(run, plan, merge, names, prev_hash.minus(replaced))
@@ -299,8 +304,6 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     composed = layered_query(inc.strategy, names, [table(INTERNAL, t) for t in tables],
                              inc.merge_keys, deleted)
     snap = run.unique_name(f"snap_{run.rid}_{plan.model}")
-    deep = len(tables) - 1 > inc.compact_layers
-    large = sum(layer_rows) + delta_hash.count > inc.compact_ratio * max(1, base_rows)
     if deep or large:
         wh.execute(f"CREATE TABLE {internal(snap)} AS {composed.sql(dialect='duckdb')}")
         run.created.append(snap)

@@ -101,6 +101,7 @@ class ModelResult:
     drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     drift: dict | None = None  # issue 17: the rows at or below the watermark moved
+    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     sql: str | None = None  # the SELECT that computed the new rows, as it ran (duckdb)
     rows: int | None = None
     checks: list[str] = field(default_factory=list)

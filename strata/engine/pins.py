@@ -74,8 +74,10 @@ class CheckLog:
     bitmaps: bool = True
 
     def render(self, statement: exp.Expression) -> str:
-        # every tree handed here is built for this one statement: no copy needed
-        return self.dialect.render(statement, pretty=False, copy=False)
+        # a statement's own nodes are built for it; the nodes it shares with the
+        # check's other statements are only copied for an engine whose rewrites edit
+        # the tree in place (DuckDB has none)
+        return self.dialect.render(statement, pretty=False, copy=bool(self.dialect.rewrites))
 
     def sql(self, wh, statement: exp.Expression):
         text = self.render(statement)
@@ -139,6 +141,10 @@ class PinError(StrataError):
 # a quoted identifier. A relation arrives as a tree (a table, or a subquery), or as
 # the text a caller rendered it to, parsed once (a run checks each snapshot once,
 # and the join checks read the same dimensions again and again).
+# A check's statements share its relation, key and condition nodes instead of copying
+# them (copies were a third of the checks' Python time on small tables): rendering
+# reads a node's arguments, never its parent, and CheckLog.render copies the whole
+# statement first for an engine whose rewrites edit trees in place.
 def _col(name: str, table: str | None = None) -> exp.Column:
     """A quoted column, optionally qualified by one of the checks' own aliases."""
     return exp.Column(this=exp.to_identifier(name, quoted=True),
@@ -169,15 +175,21 @@ def _any_null(names) -> exp.Expression:
     return exp.or_(*[_is_null(_col(c)) for c in names], copy=False)
 
 
+_FROM = "from_" if "from_" in exp.Select.arg_types else "from"  # its name by SQLGlot version
+_WITH = "with_" if "with_" in exp.Select.arg_types else "with"
+
+
 @lru_cache(maxsize=4096)
 def _parsed_relation(text: str) -> exp.Expression:
     return sqlglot.parse_one("SELECT * FROM " + text, read="duckdb").find(exp.From).this
 
 
 def relation_tree(relation: str | exp.Expression, alias: str | None = None) -> exp.Expression:
-    """A private copy of `relation` (a tree, or a FROM item's DuckDB text), aliased."""
-    node = (_parsed_relation(relation) if isinstance(relation, str) else relation).copy()
+    """`relation` (a tree, or a FROM item's DuckDB text) as a tree; with an alias, a
+    private copy carrying it."""
+    node = _parsed_relation(relation) if isinstance(relation, str) else relation
     if alias is not None:
+        node = node.copy()
         node.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
     return node
 
@@ -192,13 +204,11 @@ def _named(name: str, alias: str | None = None) -> exp.Table:
 
 def _select(items, relation: exp.Expression, where: exp.Expression | None = None
             ) -> exp.Select:
-    """SELECT items FROM relation [WHERE where]; the relation and the condition are
-    copied (they are shared between a check's statements), the items are not."""
+    """SELECT items FROM relation [WHERE where] (relation and condition shared)."""
     query = exp.Select(expressions=list(items))
-    query.set("from_" if "from_" in exp.Select.arg_types else "from",
-              exp.From(this=relation.copy()))
+    query.set(_FROM, exp.From(this=relation))
     if where is not None:
-        query.set("where", exp.Where(this=where.copy()))
+        query.set("where", exp.Where(this=where))
     return query
 
 
@@ -290,7 +300,7 @@ def _bitmap_slot(key: _Key, bounds: list[tuple], rows: int
         size *= span
         if size > min(BITMAP_BITS, max(1 << 20, 64 * rows)):
             return None
-        offset = exp.Sub(this=exp.Cast(this=expr.copy(), to=_HUGEINT.copy()),
+        offset = exp.Sub(this=exp.Cast(this=expr, to=_HUGEINT.copy()),
                          expression=exp.Paren(this=_num(int(low))))
         if key.null_is_value:  # NULL takes slot 0, the values 1 and up
             offset = exp.Coalesce(this=exp.Add(this=offset, expression=_num(1)),
@@ -320,7 +330,7 @@ def _key_bounds(wh, relation: exp.Expression, keys: list[_Key], where: exp.Expre
     exprs = [e for k in keys for e in k.exprs]
     if not exprs:
         return []
-    items = [agg(this=e.copy()) for e in exprs for agg in (exp.Min, exp.Max)]
+    items = [agg(this=e) for e in exprs for agg in (exp.Min, exp.Max)]
     row = log.rows(wh, _select(items, relation, where))[0]
     flat = [(row[2 * i], row[2 * i + 1]) for i in range(len(exprs))]
     out, i = [], 0
@@ -335,8 +345,7 @@ def _has_duplicates(wh, relation: exp.Expression, key: _Key, where: exp.Expressi
     """One aggregate grouping by the key itself: any group of two is a duplicate.
     (Grouping by `hash(key)` instead was measured slower on text keys: the engine
     hashes the key to group it anyway.)"""
-    groups = _grouped_having_many(_select([_num(1)], relation, where),
-                                  [e.copy() for e in key.exprs])
+    groups = _grouped_having_many(_select([_num(1)], relation, where), list(key.exprs))
     (n,) = log.rows(wh, _select([_count()], groups.subquery("__g", copy=False)))[0]
     return bool(n)
 
@@ -801,15 +810,15 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
         return _fan_out_exact(wh, plan, index, stage, label, relations, right, log)
     env = {c.id: column(c.name, "__r") for c in stage.columns}
     rights = [bind(r, env) for _, r in split.keys]
-    conds = [exp.Not(this=_is_null(exp.Paren(this=r.copy()))) for r in rights]
+    conds = [exp.Not(this=_is_null(exp.Paren(this=r))) for r in rights]
     conds += [exp.Paren(this=bind(f, env)) for f in split.right_filters]
     where = exp.and_(*conds, copy=False)
     relation = relation_tree(right, "__r")
     # what this run found unique already, by the text of the right keys' query
-    settled = log.render(_select([r.copy() for r in rights], relation, where))
+    settled = log.render(_select(rights, relation, where))
     if unique_rights is not None and settled in unique_rights:
         return None  # this run found these right keys unique already
-    keys_only = exp.Subquery(this=_select([r.copy() for r in rights], relation))
+    keys_only = exp.Subquery(this=_select(rights, relation))
     types = [t for _, t in _columns(wh, keys_only, log)]
     key = _Key(tuple(rights), log.bitmaps and all(t.upper() in duck.INTEGER_TYPES
                                                   for t in types), null_is_value=False)
@@ -837,13 +846,11 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
     left = _left_keys_query(plan, index, split, relations)
 
     def with_ctes(query: exp.Select) -> exp.Select:
-        items = [exp.alias_(r.copy(), k, quoted=True, copy=False)
-                 for r, k in zip(rights, names)]
+        items = [exp.alias_(r, k, quoted=True, copy=False) for r, k in zip(rights, names)]
         items.append(exp.alias_(_count(), n, copy=False))
-        dupes = _grouped_having_many(_select(items, relation, where),
-                                     [r.copy() for r in rights])
-        query.set("with_" if "with_" in exp.Select.arg_types else "with", exp.With(
-            expressions=[exp.CTE(this=left.copy(), alias=exp.TableAlias(
+        dupes = _grouped_having_many(_select(items, relation, where), list(rights))
+        query.set(_WITH, exp.With(
+            expressions=[exp.CTE(this=left, alias=exp.TableAlias(
                 this=exp.to_identifier("__left"))),
                 exp.CTE(this=dupes, alias=exp.TableAlias(this=exp.to_identifier("__d")))]))
         return query
@@ -903,7 +910,7 @@ def _fan_out_exact(wh, plan: Plan, index: int, stage: JoinStage, label: str,
                     _named("__m"))
     query.set("joins", [exp.Join(this=_named("__left", "__l"), on=exp.EQ(
         this=row.copy(), expression=exp.column("__row", "__m")))])
-    query.set("with_" if "with_" in exp.Select.arg_types else "with", exp.With(expressions=[
+    query.set(_WITH, exp.With(expressions=[
         exp.CTE(this=numbered, alias=exp.TableAlias(this=exp.to_identifier("__left"))),
         exp.CTE(this=matches, alias=exp.TableAlias(this=exp.to_identifier("__m")))]))
     sample = log.rows(wh, _limited(query, [_desc(exp.column("__n", "__m"))]))

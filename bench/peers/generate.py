@@ -10,9 +10,11 @@ Two parts, generated independently so the harness can reuse them:
   ``id`` on ``updated_at``, written four ways:
 
     strata/   a directory module: sources.strata + one .strata file per model
-    dbt/      dbt project + profiles.yml (path from env var BENCH_DB)
+    dbt/      dbt project + profiles.yml (path from env var BENCH_DB); target
+              `dev` runs THREADS models at once (`threads`), target `serial` one
     sqlmesh/  SQLMesh project, DuckDB gateway (path from env var BENCH_DB),
-              FULL models, upsert as INCREMENTAL_BY_UNIQUE_KEY
+              FULL models, upsert as INCREMENTAL_BY_UNIQUE_KEY; gateway `local`
+              runs THREADS tasks at once (`concurrent_tasks`), gateway `serial` one
     raw/      models.sql: the same SQL as CREATE OR REPLACE TABLE statements,
               upsert.sql: the in-place delete+insert floor of the upsert
 
@@ -22,7 +24,10 @@ watermark and inside SQLMesh's daily interval [2025-01-01, 2025-01-02).
 
 Usage:
   python generate.py data --rows 1000000 --out work/data/orders_1000000.duckdb
-  python generate.py project --models 100 --out work/projects/m100
+  python generate.py project --models 100 --out work/projects/m100 [--threads 4]
+
+THREADS is what Strata's `run --workers` is in the benchmark (its default, 4):
+every tool gets the same concurrency.
 """
 
 from __future__ import annotations
@@ -278,7 +283,7 @@ def _dbt_ref(name: str) -> str:
     return f"{{{{ ref('{name}') }}}}"
 
 
-def write_dbt(models: list[Model], out: Path) -> None:
+def write_dbt(models: list[Model], out: Path, threads: int) -> None:
     (out / "models").mkdir(parents=True)
     (out / "dbt_project.yml").write_text(textwrap.dedent("""\
         name: bench
@@ -290,13 +295,18 @@ def write_dbt(models: list[Model], out: Path) -> None:
           bench:
             +materialized: table
         """))
-    (out / "profiles.yml").write_text(textwrap.dedent("""\
+    (out / "profiles.yml").write_text(textwrap.dedent(f"""\
         bench:
           target: dev
           outputs:
             dev:
               type: duckdb
-              path: "{{ env_var('BENCH_DB') }}"
+              path: "{{{{ env_var('BENCH_DB') }}}}"
+              schema: main
+              threads: {threads}
+            serial:
+              type: duckdb
+              path: "{{{{ env_var('BENCH_DB') }}}}"
               schema: main
               threads: 1
         """))
@@ -338,11 +348,16 @@ def _sqlmesh_ref(name: str) -> str:
     return f"main.{name}" if name in SOURCES else f"{SQLMESH_SCHEMA}.{name}"
 
 
-def write_sqlmesh(models: list[Model], out: Path) -> None:
+def write_sqlmesh(models: list[Model], out: Path, threads: int) -> None:
     (out / "models").mkdir(parents=True)
     (out / "config.yaml").write_text(textwrap.dedent(f"""\
         gateways:
           local:
+            connection:
+              type: duckdb
+              database: "{{{{ env_var('BENCH_DB') }}}}"
+              concurrent_tasks: {threads}
+          serial:
             connection:
               type: duckdb
               database: "{{{{ env_var('BENCH_DB') }}}}"
@@ -403,13 +418,13 @@ def downstream(models: list[Model], root: str) -> set[str]:
     return found
 
 
-def make_project(m: int, out: Path) -> Path:
+def make_project(m: int, out: Path, threads: int = 4) -> Path:
     if out.exists():
         shutil.rmtree(out)
     models = all_models(m)
     write_strata(models, out / "strata")
-    write_dbt(models, out / "dbt")
-    write_sqlmesh(models, out / "sqlmesh")
+    write_dbt(models, out / "dbt", threads)
+    write_sqlmesh(models, out / "sqlmesh", threads)
     write_raw(models, out / "raw")
     # Models that read `customers` directly: what a SQLMesh user restates after
     # that source changed (SQLMesh does not know the table without external models).
@@ -430,11 +445,13 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("project", help="write the project four ways")
     p.add_argument("--models", type=int, required=True)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--threads", type=int, default=4,
+                   help="dbt threads / SQLMesh concurrent_tasks (Strata's --workers)")
     args = ap.parse_args(argv)
     if args.cmd == "data":
         print(make_data(args.rows, args.out))
     else:
-        print(make_project(args.models, args.out))
+        print(make_project(args.models, args.out, args.threads))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable
@@ -38,8 +39,11 @@ REPO = HERE.parent.parent
 VENVS = HERE / ".venvs"
 BENCH_PY = VENVS / "strata" / "bin" / "python"
 
-TOOLS = ["dbt", "sqlmesh", "strata", "raw"]
-LABELS = {"dbt": "dbt", "sqlmesh": "SQLMesh", "strata": "Strata", "raw": "raw DuckDB"}
+TOOLS = ["dbt", "sqlmesh", "strata", "raw", "raw_txn", "raw_par"]
+RAWS = ("raw", "raw_txn", "raw_par")  # the three floors: serial, one transaction, N threads
+LABELS = {"dbt": "dbt", "sqlmesh": "SQLMesh", "strata": "Strata", "raw": "raw serial",
+          "raw_txn": "raw, 1 txn", "raw_par": "raw, N threads"}
+WORKERS = 4  # every tool's concurrency (Strata's --workers default); set by --workers
 WAREHOUSE = "warehouse.duckdb"  # same file name everywhere: SQLMesh's catalog name
 
 
@@ -73,6 +77,7 @@ class Sample:
     reason: str = ""  # why it failed
     note: str = ""  # e.g. "stale result", "rebuilt 90, reused 11"
     load: float | None = None  # 1-min load average just before the process started
+    load_after: float | None = None  # and just after it ended
 
 
 @dataclass
@@ -169,12 +174,14 @@ class Runner:
             raise
         log.write_text(f"$ {' '.join(argv)}\n(cwd {cwd}, exit {proc.returncode}, "
                        f"{seconds:.3f}s)\n{out}\n--- stderr\n{err}")
+        after = os.getloadavg()[0]
         if proc.returncode != 0:
             reason = _reason(out, err, proc.returncode)
             self._say(label, f"FAILED ({seconds:.2f}s) {reason}")
-            return Sample(None, False, reason, load=load), out
-        self._say(label, f"{seconds:.3f}s" + (f"  (load {load:.1f})" if self.verbose else ""))
-        return Sample(seconds, True, load=load), out
+            return Sample(None, False, reason, load=load, load_after=after), out
+        self._say(label, f"{seconds:.3f}s" + (f"  (load {load:.1f} -> {after:.1f})"
+                                               if self.verbose else ""))
+        return Sample(seconds, True, load=load, load_after=after), out
 
     def wait_quiet(self, label: str) -> float:
         """Wait (up to max_wait) until the 1-min load average is at most max_load,
@@ -252,8 +259,23 @@ class Dbt(Tool):
     def full_run(self, proj, db):
         return self._cmd(proj, db, "run")
 
+    def serial_run(self, proj, db):
+        return self._cmd(proj, db, "run", "--target", "serial")
+
     def noop_run(self, proj, db):
+        # dbt's own no-op: only what changed against the previous run's manifest
+        # (state:modified+, kept next to the warehouse by `keep_state`): nothing
+        return self._cmd(proj, db, "run", "--select", "state:modified+",
+                         "--state", str(db.parent / "state"))
+
+    def rebuild_run(self, proj, db):
         return self._cmd(proj, db, "run")
+
+    def keep_state(self, proj: Path, db: Path) -> None:
+        """The manifest of the run just made: what `--state` compares with."""
+        state = db.parent / "state"
+        state.mkdir(exist_ok=True)
+        shutil.copyfile(proj / "dbt" / "target" / "manifest.json", state / "manifest.json")
 
     def changed_run(self, proj, db):
         return self._cmd(proj, db, "run")
@@ -302,6 +324,10 @@ class SQLMesh(Tool):
     def full_run(self, proj, db):
         return self._cmd(proj, db, [self.bin("sqlmesh"), *self.plan_args])
 
+    def serial_run(self, proj, db):
+        return self._cmd(proj, db, [self.bin("sqlmesh"), "--gateway", "serial",
+                                    *self.plan_args])
+
     def noop_run(self, proj, db):
         # Intervals up to 2024-12-31 are done: nothing is due, as in a real no-op.
         return self._cmd(proj, db, [self.bin("sqlmesh"), "run", "--end", "2024-12-31"])
@@ -335,6 +361,9 @@ class Strata(Tool):
 
     def clear_cache(self, proj: Path) -> None:
         shutil.rmtree(proj / ".strata-cache", ignore_errors=True)
+        # and Lark's grammar tables, kept in the temp folder (~0.2 s to build again)
+        for f in Path(tempfile.gettempdir()).glob(".lark_cache_*"):
+            f.unlink(missing_ok=True)
 
     def relation(self, model: str) -> str:
         return f"main.v_{model}"
@@ -348,11 +377,16 @@ class Strata(Tool):
     def compile(self, proj):
         return self._cmd(proj, None, "compile", "strata", "--show-sql")
 
-    def full_run(self, proj, db):
-        return self._cmd(proj, db, "run", "strata", "-o", str(db), "--json")
+    def full_run(self, proj, db, workers: int | None = None):
+        return self._cmd(proj, db, "run", "strata", "-o", str(db), "--json",
+                         "--workers", str(workers or WORKERS))
+
+    def serial_run(self, proj, db):
+        return self.full_run(proj, db, workers=1)
 
     def noop_run(self, proj, db):
-        return self._cmd(proj, db, "run", "strata", "-o", str(db), "--only-stale", "--json")
+        return self._cmd(proj, db, "run", "strata", "-o", str(db), "--only-stale", "--json",
+                         "--workers", str(WORKERS))
 
     def changed_run(self, proj, db):
         return self.noop_run(proj, db)
@@ -362,17 +396,23 @@ class Strata(Tool):
 
     def upsert_build(self, proj, db):
         return self._cmd(proj, db, "run", "strata", "-o", str(db), "--models", "upserted",
-                         "--json")
+                         "--json", "--workers", str(WORKERS))
 
     def upsert_run(self, proj, db):
         return self.upsert_build(proj, db)
 
 
 class Raw(Tool):
+    """The floor: the same SQL run by raw_run.py; `mode` serial (each statement its
+    own commit), txn (one transaction) or threads (WORKERS threads over the DAG)."""
     name, venv = "raw", "strata"  # the Strata bench venv has the same duckdb
+    mode = "serial"
 
     def _sql(self, proj: Path, db: Path, *files: str) -> Cmd:
-        return ([self.bin("python"), str(HERE / "raw_run.py"), str(db),
+        mode = [] if self.mode == "serial" else ["--mode", self.mode]
+        if self.mode == "threads":
+            mode += ["--threads", str(WORKERS)]
+        return ([self.bin("python"), str(HERE / "raw_run.py"), *mode, str(db),
                  *(str(proj / "raw" / f) for f in files)], proj, _venv_env("strata", db))
 
     def startup(self, proj):
@@ -381,8 +421,12 @@ class Raw(Tool):
     def full_run(self, proj, db):
         return self._sql(proj, db, "models.sql")
 
-    def changed_run(self, proj, db):
+    def serial_run(self, proj, db):
         return self.full_run(proj, db)
+
+    def changed_run(self, proj, db):
+        # the same work as Strata's: the models downstream of `customers`
+        return self._sql(proj, db, "downstream_customers.sql")
 
     def selected_run(self, proj, db):
         return self._sql(proj, db, "downstream_customers.sql")
@@ -394,7 +438,16 @@ class Raw(Tool):
         return self._sql(proj, db, "upsert.sql")
 
 
-TOOL_OBJS: dict[str, Tool] = {"dbt": Dbt(), "sqlmesh": SQLMesh(), "strata": Strata(), "raw": Raw()}
+class RawTxn(Raw):
+    name, mode = "raw_txn", "txn"
+
+
+class RawPar(Raw):
+    name, mode = "raw_par", "threads"
+
+
+TOOL_OBJS: dict[str, Tool] = {"dbt": Dbt(), "sqlmesh": SQLMesh(), "strata": Strata(),
+                              "raw": Raw(), "raw_txn": RawTxn(), "raw_par": RawPar()}
 
 
 def describe(cmd: Cmd) -> str:
@@ -471,7 +524,7 @@ class Bench:
         """Written afresh once per harness run (cheap), so edits to generate.py apply."""
         path = self.work / "projects" / f"m{models}"
         if path not in self.projects:
-            gen.make_project(models, path)
+            gen.make_project(models, path, threads=WORKERS)
             self.projects.add(path)
         return path
 
@@ -517,12 +570,16 @@ class Bench:
         row = self.row("startup", "CLI start-up (`--help`; raw: python + import duckdb)")
         proj = self.project(10)
         print("== start-up")
+        tools = [t for t in self.tools if t not in RAWS[1:]]
         for rep in range(self.reps):
-            for t in self.order(rep, self.tools):
+            for t in self.order(rep, tools):
                 self.measure(row, t, lambda: TOOL_OBJS[t].startup(proj), f"startup r{rep}")
+        for t in self.tools:
+            if t in RAWS[1:]:
+                row.cell(t).skipped = "—"
 
     def parse(self) -> None:
-        tools = [t for t in self.tools if t != "raw"]
+        tools = [t for t in self.tools if t not in RAWS]
         for m in self.args.parse_models:
             proj = self.project(m)
             row = self.row(f"parse_{m}", f"(a) load/parse, cold, {m} models")
@@ -535,14 +592,18 @@ class Bench:
                     self.measure(row, t, lambda: TOOL_OBJS[t].parse(proj), f"parse m{m} r{rep}")
                     if t == "strata" and comp is not None:
                         self.measure(comp, t, lambda: TOOL_OBJS[t].compile(proj), f"compile m{m} r{rep}")
-            if "raw" in self.tools:
-                row.cell("raw").skipped = "—"
+            for t in self.tools:
+                if t in RAWS:
+                    row.cell(t).skipped = "—"
             if comp is not None:
                 for t in self.tools:
                     if t != "strata":
                         comp.cell(t).skipped = "—"
 
     def runs(self, models: int, rows: int, full_set: bool) -> None:
+        """(b) first run, then (c) no-op, (c') dbt's plain rebuild, (d) and (d') reruns
+        after `customers` changed, and (b1) the first run with every tool at one
+        thread. Every step is checked against raw serial's result of the same step."""
         seed = self.data(rows)
         proj = self.project(models)
         scen = f"m{models}_n{rows}"
@@ -550,11 +611,16 @@ class Bench:
         b = self.row(f"first_{scen}", f"(b) first full run, {size}")
         if full_set:
             c = self.row(f"noop_{scen}", f"(c) no-op rerun, nothing changed, {size}")
+            c2 = self.row(f"rebuild_{scen}", "(c') dbt's plain `dbt run` with nothing "
+                          f"changed (rebuilds every model), {size}")
             d = self.row(f"changed_{scen}",
                          f"(d) rerun after `customers` changed (10% of rows), {size}")
             d2 = self.row(f"selected_{scen}",
                           "(d') rerun after `customers` changed again, the peers told "
                           f"which models to rebuild, {size}")
+            b1 = self.row(f"serial_{scen}", "(b1) first full run, every tool at 1 thread "
+                          f"(dbt threads 1, SQLMesh concurrent_tasks 1, Strata --workers 1, "
+                          f"raw serial), {size}")
         print(f"== runs M={models} N={rows:,}")
         for rep in range(self.reps):
             order = self.order(rep, self.tools)
@@ -562,17 +628,24 @@ class Bench:
             for t in order:
                 dbs[t] = self.restore(seed, scen, t, proj)
                 self.measure(b, t, lambda: TOOL_OBJS[t].full_run(proj, dbs[t]), f"first {scen} r{rep}")
-            for t in order:  # after all ran: compare with raw DuckDB's result
-                s = b.cell(t).samples[-1]
-                if s.ok and t != "raw":
-                    self.check_same(s, t, dbs[t], models)
+                if t == "dbt" and b.cell(t).samples[-1].ok and full_set:
+                    TOOL_OBJS[t].keep_state(proj, dbs[t])
+            self.check_step(b, order, dbs, models)
             if not full_set:
                 continue
             for t in order:
-                if t == "raw":
-                    c.cell("raw").skipped = "0 (nothing to run)"
+                if t in RAWS:
+                    c.cell(t).skipped = "0 (nothing to run)"
                     continue
                 self.measure(c, t, lambda: TOOL_OBJS[t].noop_run(proj, dbs[t]), f"noop {scen} r{rep}")
+            self.check_step(c, order, dbs, models)
+            if "dbt" in order:
+                self.measure(c2, "dbt", lambda: TOOL_OBJS["dbt"].rebuild_run(proj, dbs["dbt"]),
+                             f"rebuild {scen} r{rep}")
+                self.check_step(c2, ["dbt"], dbs, models)
+            for t in self.tools:
+                if t != "dbt":
+                    c2.cell(t).skipped = "—"
             for step, row, tag, residue in ((1, d, "changed", 0), (2, d2, "again", 1)):
                 for t in order:
                     try:
@@ -586,8 +659,21 @@ class Bench:
                                         f"{scen} r{rep}")
                     if s.ok and models >= 2:
                         self.check_fresh(s, t, dbs[t], tag)
-        if full_set and "raw" in self.tools:
-            d.commands["raw"] = d.commands.get("raw", "") + "  (all models again)"
+                self.check_step(row, order, dbs, models)
+            for t in order:  # fresh warehouses: every tool at one thread
+                if t in RAWS[1:]:
+                    continue
+                dbs[t] = self.restore(seed, scen, t, proj)
+                self.measure(b1, t, lambda: TOOL_OBJS[t].serial_run(proj, dbs[t]),
+                             f"serial {scen} r{rep}")
+            self.check_step(b1, order, dbs, models)
+        if full_set:
+            for t in RAWS[1:]:
+                b1.cell(t).skipped = "—"
+            if "raw" in self.tools:
+                d.commands["raw"] = d.commands.get("raw", "") + "  (the 90 models Strata rebuilds)"
+            if "dbt" in self.tools:
+                d.commands["dbt"] = d.commands.get("dbt", "") + "  (every model: 101)"
 
     def upsert(self, rows: int) -> None:
         seed = self.data(rows)
@@ -597,8 +683,12 @@ class Bench:
         full = self.row(f"upsert_build_{rows}", f"(e0) first build of the upsert model, {size}")
         ups = self.row(f"upsert_{rows}", f"(e) upsert of 1% changed rows, {size}")
         print(f"== upsert N={rows:,}")
+        for t in self.tools:  # one model: the raw floors are the same statement
+            if t in RAWS[1:]:
+                full.cell(t).skipped = ups.cell(t).skipped = "—"
+        tools = [t for t in self.tools if t not in RAWS[1:]]
         for rep in range(self.reps):
-            order = self.order(rep, self.tools)
+            order = self.order(rep, tools)
             dbs = {}
             for t in order:
                 dbs[t] = self.restore(seed, scen, t, proj)
@@ -613,10 +703,20 @@ class Bench:
                     self.check_upsert(s, t, dbs[t], rows)
 
     # -- correctness checks (not timed)
+    def check_step(self, row: Row, tools: list[str], dbs: dict[str, Path], models: int) -> None:
+        """After a step every tool ran: each tool's result (its last sample of `row`)
+        must equal raw serial's after the same step."""
+        for t in tools:
+            cell = row.cells.get(t)
+            if t == "raw" or cell is None or not cell.samples:
+                continue
+            if cell.samples[-1].ok:
+                self.check_same(cell.samples[-1], t, dbs[t], models)
+
     def check_same(self, s: Sample, tool: str, db: Path, models: int) -> None:
         """Every model's row count, and every aggregate's sums, must equal raw DuckDB's."""
         raw_db = db.parent.parent / "raw" / WAREHOUSE
-        if not raw_db.exists():
+        if not raw_db.exists() or raw_db == db:
             return
         try:
             got = signature(db, TOOL_OBJS[tool], models)
@@ -746,6 +846,11 @@ def load_summary(bench: Bench) -> str:
         return "not recorded."
     text = (f"1-min load average before each process: median {statistics.median(loads):.2f}, "
             f"max {max(loads):.2f} (2 cores; about 1 is this harness itself)")
+    after = [smp.load_after for r in bench.rows for c in r.cells.values() for smp in c.samples
+             if smp.load_after is not None]
+    if after:
+        text += (f"; just after each process (the load during it): median "
+                 f"{statistics.median(after):.2f}, max {max(after):.2f}")
     if bench.args.max_load > 0:
         text += (f"; the harness waited for load <= {bench.args.max_load} before each process "
                  f"({bench.runner.waited / 60:.1f} min of waiting in all)")
@@ -823,6 +928,14 @@ def write_report(bench: Bench, started: dt.datetime, elapsed: float) -> None:
                 sg=v["strata"].get("sqlglot"), du=v["strata"].get("duckdb"),
                 py=v.get("python")))
     lines += [
+        (f"- Concurrency: every tool at {WORKERS}: dbt `threads: {WORKERS}` (profiles.yml), "
+         f"SQLMesh `concurrent_tasks: {WORKERS}` (config.yaml), Strata `run --workers "
+         f"{WORKERS}` (its default), raw N threads = {WORKERS} threads over the DAG "
+         "(raw_run.py --mode threads); row (b1) has every tool at 1 thread."),
+        ("- Three raw floors, the same SQL run directly by `raw_run.py`: *raw serial* (one "
+         "statement after another, each its own commit), *raw, 1 txn* (all in one "
+         "transaction), *raw, N threads* (a statement starts when its inputs are "
+         "committed, each its own commit: Strata's parallelism without its bookkeeping)."),
         "- Ratios are Strata's median divided by the other tool's: below 1× Strata is faster.",
         "- ⚠ marks a result that a correctness check rejected (see the notes).",
         ("- Strata on DuckDB 2 (its own environment; SQLMesh needs DuckDB < 2) is reported "
@@ -877,7 +990,8 @@ def chart(bench: Bench, path: Path) -> None:
 
     rows = [r for r in bench.rows if any(c.median() for c in r.cells.values())]
     tools = bench.tools
-    colors = {"dbt": "#f28e2b", "sqlmesh": "#4e79a7", "strata": "#59a14f", "raw": "#9c9c9c"}
+    colors = {"dbt": "#f28e2b", "sqlmesh": "#4e79a7", "strata": "#59a14f", "raw": "#9c9c9c",
+              "raw_txn": "#c7c7c7", "raw_par": "#555555"}
     h = 0.8 / len(tools)
     fail_at: list[tuple[float, str]] = []
     meds = [c.median() for r in rows for c in r.cells.values()
@@ -952,6 +1066,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--only", default="startup,parse,runs,wide,upsert",
                     help="comma list of parts: startup,parse,runs,wide,upsert")
     ap.add_argument("--timeout", type=float, help="seconds per process (default 1800, quick 300)")
+    ap.add_argument("--workers", type=int, default=4,
+                    help="every tool's concurrency: dbt threads, SQLMesh concurrent_tasks, "
+                         "Strata --workers, raw threads (default 4, Strata's default)")
     ap.add_argument("--max-load", type=float,
                     help="before each process wait until the 1-min load average is at most "
                          "this (default 1.5, quick 0 = never wait): other work on a 2-core "
@@ -964,6 +1081,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     args.argv = argv
+    global WORKERS
+    WORKERS = args.workers
+    LABELS["raw_par"] = f"raw, {WORKERS} threads"
     q = args.quick
     args.reps = args.reps or (1 if q else 3)
     args.parse_models = [int(x) for x in (args.parse_models or ("10,50" if q else "10,100,500"))

@@ -454,3 +454,56 @@ def test_properties_on_a_strategy_they_do_not_apply_to_are_E118(tmp_path):
     plain = ORDERS + "model r {\n  from orders\n  on_drift: warn\n}\n"
     [error] = errors(tmp_path, plain)
     assert error.startswith("error[E019]") and "only applies to an incremental model" in error
+
+
+# ---------------------------------------------------------------- the same scan
+def test_the_drift_hash_from_the_source_scan_equals_the_models_own(tmp_path):
+    """Detection of a pushed-down model rides the source fingerprint's scan (FILTER'd
+    aggregates over the same rows): for every shape that scan can take (the declared
+    columns as they are, derived columns and filters, lets and delete_when) its hash
+    equals the hash of the model's own query at or below the boundary. A model reading
+    the source under another alias scans on its own."""
+    from strata.engine.fingerprints import row_hash
+    from strata.engine.incremental import scan_splits
+    from strata.engine.materialize import Run, RunOptions
+    from strata.engine.sources import bind_source, check_contract, counted_fingerprint
+    from strata.engine.warehouse import Warehouse
+    from strata.sqlgen.literals import lit
+    from strata.sqlgen.rewrites import settled_query
+
+    def model(name, body, extra=""):
+        return (f"model {name} {{\n  from orders{body}\n  incremental\n  merge_strategy: "
+                f"upsert\n  merge_keys: [id]\n  cdc_column: updated_at\n  {extra}\n}}\n")
+
+    text = ORDERS + model("a", "\n  select id, amount, status, updated_at") + model(
+        "b", "\n  filter status != 'z'\n  derive x = amount * 2\n  select id, x, updated_at")
+    text += model("c", "\n  let big = amount > 15\n  select id, amount, big, updated_at",
+                  "delete_when: big and id > 2") + model("d", " as o\n  select id, updated_at")
+    wh = tmp_path / "w.duckdb"
+    path = write_module(tmp_path, text)
+    make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "z", ts(2)), (3, 30.0, "c", ts(3))])
+    run_lib(path, wh)
+    insert(wh, [(4, 40.0, "late", ts(2)), (5, 5.0, "a", None)])
+    module = load_module(path)
+    w = Warehouse.open(str(wh))
+    try:
+        run = Run(module, w, RunOptions())
+        splits = scan_splits(run, module.order)
+        assert [s.model for s in splits["orders"]] == ["a", "b", "c"]
+        assert splits["orders"][0].row_columns == ("id", "amount", "status", "updated_at")
+        src = module.sources["orders"]
+        run.bindings = {"orders": bind_source(src, None)}
+        plain = counted_fingerprint(w.con, src, run.bindings["orders"],
+                                    check_contract(w.con, src, run.bindings["orders"]))
+        folded = counted_fingerprint(w.con, src, run.bindings["orders"],
+                                     check_contract(w.con, src, run.bindings["orders"]),
+                                     splits["orders"])
+        assert folded == plain  # the fingerprint itself does not change
+        for split in splits["orders"]:
+            plan = module.plan(split.model)
+            query = settled_query(plan, run.relations, lit(split.boundary)).tree
+            names = [c.name for c in plan.output]
+            own = row_hash(w.con, f"({query.sql(dialect='duckdb')})", names)
+            assert split.found == own and own.count > 0, split.model
+    finally:
+        w.close()

@@ -14,12 +14,15 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import duckdb
 from sqlglot import exp
 
 from strata.diagnostics import fail
 from strata.engine import history as H
+from strata.engine.branches import live_snapshots
 from strata.engine.fingerprints import EMPTY, RowHash, row_hash
 from strata.engine.pins import CheckLog, check_pins
+from strata.engine.sources import Split
 from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
 from strata.plan import PinSpec, Plan, RelationRef
 from strata.sqlgen.literals import lit
@@ -30,6 +33,7 @@ from strata.sqlgen.rewrites import (
     layered_query,
     not_true,
     settled_query,
+    settled_rows,
 )
 
 if TYPE_CHECKING:
@@ -334,6 +338,63 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     return make_record(snap, plan.model, run.rid, kind, new_hash, columns, code_fp, parts)
 
 
+def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:
+    """source -> the settled rows (`rewrites.settled_rows`) of the models about to
+    merge that the source's fingerprint scan can hash too, at the boundary their
+    merge will use (read now from their live snapshot: a cheap query on its newest
+    table). A guess made before the run decides anything: a model that ends up not
+    merging, or at another boundary, ignores it and `detect_drift` scans on its own.
+    One alias per source (the first model's); the others scan on their own."""
+    opts = run.opts
+    if opts.full_refresh and opts.full_refresh_models is None:
+        return {}
+    candidates = {}
+    for name in closure:
+        plan = run.module.plan(name)
+        inc = plan.incremental
+        if (inc is None or inc.strategy not in ("append", "upsert") or inc.on_drift ==
+                "ignore" or name in opts.force_full or name in opts.keep
+                or plan.reads[0].kind != "source"):
+            continue
+        candidates[name] = plan
+    if not candidates:
+        return {}
+    live = live_snapshots(run.wh, opts.branch)
+    records = H.records(run.wh, [live[m] for m in candidates if m in live])
+    out: dict[str, list[Split]] = {}
+    for name, plan in candidates.items():
+        record = records.get(live.get(name, ""))
+        if record is None or record.collected_at is not None or record.row_count == 0:
+            continue
+        split = _split(run.wh, plan, record)
+        source = plan.reads[0].name
+        if split is not None and all(s.alias == split.alias for s in out.get(source, [])):
+            out.setdefault(source, []).append(split)
+    return out
+
+
+def _split(wh: Warehouse, plan: Plan, previous: H.SnapshotRecord) -> Split | None:
+    inc = plan.incremental
+    try:
+        watermark = read_watermark(wh, previous, inc.cdc_column)
+    except duckdb.Error:  # a guess: the merge itself reports what fails
+        return None
+    boundary = lookback_boundary(watermark, inc.lookback) if watermark is not None else None
+    if boundary is None or _at_the_end(watermark):
+        return None
+    rows = settled_rows(plan, lit(boundary))
+    if rows is None:
+        return None
+    plain = all(isinstance(r, exp.Column) and r.table == rows.alias for r in rows.rows)
+    try:
+        text = [r.sql(dialect="duckdb") for r in rows.rows]
+        keep = rows.keep.sql(dialect="duckdb")
+    except ValueError:  # a node only the model's own rendering knows: scan on its own
+        return None
+    return Split(plan.model, boundary, rows.alias, text, keep,
+                 tuple(r.name for r in rows.rows) if plain else None)
+
+
 def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
                  expected: RowHash) -> Drift | None:
     """Does the full result, at or below the boundary, still hold exactly the rows the
@@ -346,9 +407,14 @@ def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
     inc = plan.incremental
     if inc.on_drift == "ignore":
         return None
-    query = settled_query(plan, run.relations, lit(merge.boundary)).tree
-    sub = exp.Subquery(this=query, alias=exp.TableAlias(this=ident("__settled")))
-    now = row_hash(run.wh.con, sub.sql(dialect="duckdb"), names)
+    scanned = run.settled.get(plan.model)
+    if scanned is not None and scanned.found is not None and \
+            scanned.boundary == merge.boundary and type(scanned.boundary) is type(merge.boundary):
+        now = scanned.found  # hashed in the source fingerprint's scan
+    else:
+        query = settled_query(plan, run.relations, lit(merge.boundary)).tree
+        sub = exp.Subquery(this=query, alias=exp.TableAlias(this=ident("__settled")))
+        now = row_hash(run.wh.con, sub.sql(dialect="duckdb"), names)
     if now == expected:
         return None
     drift = Drift(merge.boundary, now.count, expected.count, inc.on_drift)

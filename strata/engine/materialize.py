@@ -36,6 +36,7 @@ from strata.engine.lanes import Built, LaneAborted, Lanes
 from strata.engine.pins import CheckLog, PinError, Violation, check_joins, check_pins
 from strata.engine.sources import (
     SourceBinding,
+    Split,
     bind_source,
     check_contract,
     counted_fingerprint,
@@ -97,10 +98,6 @@ class ModelResult:
     path: str | None = None  # incremental models: full | pushdown | full-then-filter
     delta_rows: int | None = None
     compacted: bool = False  # a merge that folded its layers into a new base table
-    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
-    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
-    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
-    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     drift: dict | None = None  # issue 17: the rows at or below the watermark moved
     sql: str | None = None  # the SELECT that computed the new rows, as it ran (duckdb)
     rows: int | None = None
@@ -174,6 +171,7 @@ class Run:
         # run id -> {source: relation} that run read (incremental merges compare)
         self.relations_read_by: dict[str, dict[str, str] | None] = {}
         self.moved: dict[str, str] = {}  # model -> why its source change forbids a merge
+        self.settled: dict[str, Split] = {}  # model -> its drift hash from the source scan
         # concurrent builds (opts.workers > 1): models' CTAS run in lanes (worker
         # threads, see strata/engine/lanes.py); pins, hashes, identity and publication
         # stay on the main thread
@@ -226,6 +224,8 @@ class Run:
         sources = sorted({s for m in closure for s in module.models[m].sources_read})
         self.bindings: dict[str, SourceBinding] = {}
         source_fps: dict[str, str] = {}
+        splits = incremental.scan_splits(self, closure)  # drift detection rides the scan
+        self.settled = {s.model: s for found in splits.values() for s in found}
         for name in sources:
             src = module.sources[name]
             binding = bind_source(src, opts.overrides.get(name))
@@ -235,7 +235,7 @@ class Run:
                 source_fps[name] = opts.source_fingerprints[name]
             else:
                 source_fps[name], self.rows_of[("source", name)] = counted_fingerprint(
-                    wh.con, src, binding, schema)
+                    wh.con, src, binding, schema, splits.get(name))
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 

@@ -165,10 +165,37 @@ def fingerprint(con, src: SourceInfo, binding: SourceBinding,
     return counted_fingerprint(con, src, binding, schema)[0]
 
 
+@dataclass
+class Split:
+    """Rows of one model to hash in the same scan as its source's fingerprint (drift
+    detection, issue 17): `rows` and `keep` are SQL over `alias.column`. `found` is
+    the row hash of the rows meeting `keep`, once the scan ran (None: not folded)."""
+
+    model: str
+    boundary: object
+    alias: str
+    rows: list[str]
+    keep: str
+    # the rows' column names when each is a plain source column: the declared columns
+    # in order means the fingerprint's own per-row hash is the split's too
+    row_columns: tuple[str, ...] | None
+    found: RowHash | None = None
+
+
 def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
-                        schema: list[tuple[str, str]]) -> tuple[str, int]:
-    """The fingerprint and the number of rows it read."""
+                        schema: list[tuple[str, str]],
+                        splits: list[Split] | None = None) -> tuple[str, int]:
+    """The fingerprint and the number of rows it read; each of `splits` gets its
+    rows' hash from the same scan (a query that fails with them is run without:
+    the fingerprint must not fail because of what detection asks for)."""
     declared = [n for n, _ in src.columns]
+    if splits:
+        try:
+            rows = _split_scan(con, relation_sql(binding), declared, splits)
+            return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
+        except duckdb.Error:
+            for split in splits:
+                split.found = None
     try:
         rows: RowHash = row_hash(con, relation_sql(binding), declared)
     except (duckdb.ConversionException, duckdb.InvalidInputException) as err:
@@ -182,6 +209,32 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
             "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
             f"{_first_line(err)}", src.decl.span) from None
     return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
+
+
+def _split_scan(con, relation: str, declared: list[str], splits: list[Split]) -> RowHash:
+    """One pass over a source: its row hash, and each split's, as FILTER'd aggregates
+    over the same rows. A split whose rows are the declared columns in order reuses
+    the fingerprint's per-row hash (the common passthrough model): one more sum."""
+    items = [f"{duck.row_hash_expr(declared)} AS __h"]
+    aggs = [duck.row_hash_parts("__h")]
+    aliases = {s.alias for s in splits}
+    if len(aliases) > 1:
+        raise ValueError("splits of one scan read the source under one alias")
+    for i, split in enumerate(splits):
+        own = "__h" if split.row_columns == tuple(declared) else f"__h{i}"
+        if own != "__h":
+            items.append(f"hash({', '.join(split.rows)}) AS {own}")
+        items.append(f"({split.keep}) AS __k{i}")
+        f = f"FILTER (WHERE __k{i})"
+        aggs.append(f"count(*) {f}, coalesce(sum({own}::HUGEINT) {f}, 0)::VARCHAR, "
+                    f"coalesce(bit_xor({own}) {f}, 0)::VARCHAR")
+    alias = f" AS {duck.quoted(next(iter(aliases)))}"
+    row = con.execute(f"SELECT {', '.join(aggs)} FROM (SELECT {', '.join(items)} "
+                      f"FROM {relation}{alias})").fetchone()
+    for i, split in enumerate(splits):
+        count, total, xor = row[3 + 3 * i: 6 + 3 * i]
+        split.found = RowHash(int(count), int(total), int(xor))
+    return RowHash(int(row[0]), int(row[1]), int(row[2]))
 
 
 def _error_summary(err: Exception) -> str:

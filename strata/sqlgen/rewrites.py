@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from strata.plan import ColRef, DeriveStage, FilterStage, Plan, SelectStage
+from strata.plan import ColRef, DeriveStage, FilterStage, Plan, SelectStage, SortStage
 from strata.semantics.expressions import precedence
 from strata.sqlgen.build import Relations, bind, model_query
 from strata.sqlgen.names import column, ident, table
@@ -267,3 +267,46 @@ def _qualified(condition: exp.Expression, alias: str) -> exp.Expression:
         if not col.table:
             col.set("table", ident(alias))
     return out
+
+
+@dataclass(frozen=True)
+class SettledRows:
+    """The model's rows at or below a boundary, as expressions over one source row:
+    `rows` the output columns, `keep` the condition a source row must meet (the
+    model's filters and `NOT ((cdc > boundary) IS TRUE)`), both over `alias.column`."""
+
+    alias: str
+    rows: list[exp.Expression]
+    keep: exp.Expression
+
+
+def settled_rows(plan: Plan, boundary: exp.Expression) -> SettledRows | None:
+    """`settled_query` flattened onto the source scan, so the source fingerprint's
+    scan can hash the model's settled rows too (one pass over the source instead of
+    two). Only for a model reading one relation whose steps are all row by row
+    (filter, derive, select, sort) with a pushed-down watermark; None otherwise.
+
+        WITH base AS (SELECT o.id, o.amount * 2 AS a FROM orders AS o WHERE o.ok)
+        SELECT id, a FROM base            -- with cdc o.t, boundary B, becomes
+        rows: o.id, o.amount * 2    keep: o.ok AND NOT ((o.t > B) IS TRUE)
+    """
+    past = pushdown_predicate(plan, boundary)
+    if past is None or len(plan.reads) != 1:
+        return None
+    base = plan.base
+    env = {c.id: column(c.name, base.alias) for c in base.columns}
+    for col, node in base.lets:
+        env[col.id] = bind(node, env)
+    keep = [bind(pred, env) for pred in base.preds]
+    for stage in plan.stages:
+        if isinstance(stage, FilterStage):
+            keep.append(bind(stage.predicate, env))
+        elif type(stage) in (DeriveStage, SelectStage):  # not a WindowStage
+            for col, node in stage.items:
+                env[col.id] = bind(node, env)
+        elif not isinstance(stage, SortStage):
+            return None
+    cond: exp.Expression = not_true(past)
+    for pred in reversed(keep):
+        cond = exp.And(this=exp.Paren(this=pred.copy()), expression=cond)
+    return SettledRows(base.alias, [env[c.id] for c in plan.output], cond)

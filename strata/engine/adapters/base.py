@@ -130,6 +130,9 @@ class Adapter(ABC):
     hash_sum_type: str = "DECIMAL(38, 0)"
     # what a CREATE TABLE AS adds (Spark: USING PARQUET)
     table_properties: tuple[exp.Expression, ...] = ()
+    # DuckDB's bitstring_agg/bit_count, for the one-scan uniqueness check of integer
+    # keys (strata.engine.pins: CheckLog.bitmaps); others group by the key
+    bitmap_distinct: bool = False
 
     def __init__(self, where: str):
         self.where = where  # the redacted location, for every message
@@ -211,6 +214,11 @@ class Adapter(ABC):
     @abstractmethod
     def columns(self, target: Relation) -> list[tuple[str, str]]:
         """(column, the engine's type name) of a table or view, in order."""
+
+    @abstractmethod
+    def query_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+        """(column, the engine's type name) of a query's result, without reading rows
+        (a pin check's key expressions, a source read through an override)."""
 
     # ------------------------------------------------------------ content hashes
     @abstractmethod

@@ -36,6 +36,7 @@ class DuckDBAdapter(Adapter):
     dialect = duck_dialect.DIALECT
     transactional = True
     hash_sum_type = "HUGEINT"
+    bitmap_distinct = True
 
     def __init__(self, location: DuckDBFile, con: duckdb.DuckDBPyConnection):
         super().__init__(location.redacted())
@@ -95,6 +96,9 @@ class DuckDBAdapter(Adapter):
         return [(n, t) for n, t in self.rows(_info_query(
             "columns", ["column_name", "data_type"],
             {"table_schema": target.schema, "table_name": target.name}, "ordinal_position"))]
+
+    def query_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.rows(exp.Describe(this=query))]
 
     def row_hash_expr(self, columns: list[str]) -> exp.Expression:
         """DuckDB's hash() of the columns (UBIGINT): the very value

@@ -181,6 +181,16 @@ class PostgresAdapter(Adapter):
                  .order_by(exp.column("attnum")))
         return [(str(n), str(t)) for n, t in self.rows(query)]
 
+    def query_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+        """Through a temporary view, so the types read as `columns` reads a table's
+        (numeric(12,2), not the driver's numeric; bigint, not int8)."""
+        scratch = Relation("pg_temp", "strata_query_columns")
+        self.create_view(scratch, query)
+        try:
+            return self.columns(scratch)
+        finally:
+            self.drop(scratch, "view")
+
     # ------------------------------------------------------------ content hashes
     def row_hash_expr(self, columns: list[str]) -> exp.Expression:
         """hashtextextended(ROW(c1, c2, ...)::text, 0): a BIGINT of the row's text.

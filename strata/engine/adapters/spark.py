@@ -292,6 +292,10 @@ class SparkAdapter(Adapter):
         # name holding a backtick, which the SQL parser reads
         return list(self.session.sql(self.render(select_all(target).limit(0))).dtypes)
 
+    def query_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+        """The analyzed plan's schema: Spark resolves it without running a job."""
+        return list(self.session.sql(self.render(query)).dtypes)
+
     # ------------------------------------------------------------ content hashes
     def row_hash_expr(self, columns: list[str]) -> exp.Expression:
         """xxhash64 over each column and whether it is NULL: xxhash64 skips a NULL

@@ -33,6 +33,7 @@ from sqlglot import exp
 from dialects import duckdb as duck
 from dialects.base import Dialect
 from strata.diagnostics import Diagnostic, Span, StrataError
+from strata.engine.adapters.base import Adapter
 from strata.plan import (
     AggregateStage,
     Col,
@@ -79,18 +80,15 @@ class CheckLog:
         # the tree in place (DuckDB has none)
         return self.dialect.render(statement, pretty=False, copy=bool(self.dialect.rewrites))
 
-    def sql(self, wh, statement: exp.Expression):
-        text = self.render(statement)
-        started = time.perf_counter()
-        cursor = wh.execute(text)
-        self.statements.append(text)
-        self.seconds.append(time.perf_counter() - started)
-        return cursor
+    def sql(self, wh, statement: exp.Expression) -> None:
+        self.rows(wh, statement)
 
     def rows(self, wh, statement: exp.Expression) -> list[tuple]:
+        """The statement's rows from `wh`: an engine adapter (which renders for its
+        engine: `dialect` should be its dialect), or a DuckDB warehouse/connection."""
         text = self.render(statement)
         started = time.perf_counter()
-        rows = wh.execute(text).fetchall()
+        rows = wh.rows(statement) if isinstance(wh, Adapter) else wh.execute(text).fetchall()
         self.statements.append(text)
         self.seconds.append(time.perf_counter() - started)
         return rows
@@ -269,8 +267,12 @@ def _shown(value) -> str:
 
 
 def _columns(wh, relation: exp.Expression, log: CheckLog) -> list[tuple[str, str]]:
-    query = exp.Describe(this=_select([exp.Star()], relation))
-    return [(r[0], r[1]) for r in wh.execute(log.render(query)).fetchall()]
+    """(column, engine type) of a relation, without reading its rows."""
+    everything = _select([exp.Star()], relation)
+    if isinstance(wh, Adapter):
+        return wh.query_columns(everything)
+    return [(r[0], r[1]) for r in wh.execute(log.render(exp.Describe(this=everything)))
+            .fetchall()]
 
 
 # ---------------------------------------------------------------- uniqueness, fast

@@ -251,6 +251,22 @@ def test_postgres_second_writer_is_E075_until_the_first_closes(postgres_engine, 
     open_adapter(location, lock_timeout=0).close()
 
 
+def test_postgres_lock_of_a_killed_writer_is_released(postgres_engine):
+    """kill -9 of the holder: the server ends its session and drops the lock."""
+    url = postgres_url(postgres_engine.server.root)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, url], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(StrataError) as info:
+            open_adapter(parse_location(url), lock_timeout=0)
+        assert info.value.code == "E075"
+    finally:
+        holder.kill()
+        holder.wait()
+    open_adapter(parse_location(url), lock_timeout=10).close()
+
+
 def test_postgres_unreachable_is_E070_without_the_password(tmp_path):
     url = postgres_url(tmp_path / "nothing-here", password="hunter2")
     with pytest.raises(StrataError) as info:
@@ -273,6 +289,29 @@ def test_spark_dir_lock_is_exclusive_and_names_its_holder(tmp_path):
     first.release()
     assert second.try_take()
     second.release()
+
+
+HOLD_DIR = """
+import sys, time
+from strata.engine.adapters.spark import DirLock
+assert DirLock(sys.argv[1]).try_take()
+print("holding", flush=True)
+time.sleep(60)
+"""
+
+
+def test_spark_dir_lock_of_a_killed_writer_is_released(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_DIR, str(tmp_path)], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        assert not DirLock(str(tmp_path)).try_take()
+    finally:
+        holder.kill()
+        holder.wait()
+    lock = DirLock(str(tmp_path))
+    assert lock.try_take()
+    lock.release()
 
 
 # ---------------------------------------------------------------- spark:DIR and sc://
@@ -369,6 +408,19 @@ def test_spark_dir_outlives_its_process_and_spark_connect_serves_it(tmp_path):
         finally:
             first.close()
         second = open_adapter(location, lock_timeout=0)  # the first released it
+        # a writer that dies stops its heartbeat without dropping the lock table: a
+        # later writer breaks it once the newest heartbeat is older than the lease
+        second._beat.set()
+        second._beat = None
+        from pyspark.sql import SparkSession
+
+        later = SparkAdapter(SparkSession.builder.remote(location.remote()).create(),
+                             location.redacted(), lease=2)
+        try:
+            later.acquire_lock(timeout=30)
+            assert later.locked
+        finally:
+            later.close()
         second.close()
     finally:
         os.killpg(server.pid, 15)

@@ -254,6 +254,7 @@ def bench_detect(rows: int, reps: int) -> dict:
     templates = {k: built_and_changed(rows, m) for k, m in pairs.items()}
     upsert: dict[str, list[float]] = {k: [] for k in pairs}
     noop: dict[str, list[float]] = {k: [] for k in pairs}
+    cpu: dict[tuple[str, str], list[float]] = {}  # (case, which) -> CPU seconds
     merged: dict[str, Path] = {}
     for rep in range(reps):
         order = list(pairs) if rep % 2 == 0 else list(reversed(pairs))
@@ -263,21 +264,26 @@ def bench_detect(rows: int, reps: int) -> dict:
             m = model_of(report, pairs[which])
             if m["path"] != "pushdown" or m["drift"] is not None:
                 raise SystemExit(f"{pairs[which]}: expected a pushdown merge, no drift: {m}")
-            check_upsert(db, pairs[which], rows, rows // 100)
             upsert[which].append(secs)
+            cpu.setdefault(("upsert_1pct", which), []).append(CPU[-1])
+            check_upsert(db, pairs[which], rows, rows // 100)
             merged[which] = db
         for which in order:
             secs, report = run_strata(merged[which], pairs[which], "--only-stale")
             if report["status"] != "up_to_date":
                 raise SystemExit(f"{pairs[which]}: --only-stale was not a no-op: {report}")
             noop[which].append(secs)
+            cpu.setdefault(("noop_only_stale", which), []).append(CPU[-1])
         print(f"  rep {rep}: upsert {upsert['detect'][-1]:.2f} / {upsert['ignore'][-1]:.2f} s, "
               f"no-op --only-stale {noop['detect'][-1]:.2f} / {noop['ignore'][-1]:.2f} s "
               "(detect / ignore)", flush=True)
     out = {}
     for name, samples in (("upsert_1pct", upsert), ("noop_only_stale", noop)):
         on, off = median(samples["detect"]), median(samples["ignore"])
+        cpu_on, cpu_off = median(cpu[(name, "detect")]), median(cpu[(name, "ignore")])
         out[name] = {"detect": on, "ignore": off, "overhead": on / off - 1,
+                     "cpu_detect": cpu_on, "cpu_ignore": cpu_off,
+                     "cpu_overhead": cpu_on / cpu_off - 1,
                      "samples_detect": samples["detect"], "samples_ignore": samples["ignore"]}
     return out
 
@@ -512,12 +518,14 @@ def markdown(rows: int, res: dict) -> str:
     if "detect" in res:
         d = res["detect"]
         lines += [("| drift detection (issue 17), whole process, interleaved | detection on "
-                  "| `on_drift: ignore` | overhead |"), "|---|---|---|---|"]
+                  "| `on_drift: ignore` | overhead | CPU s on / ignore | CPU overhead |"),
+                  "|---|---|---|---|---|---|"]
         for key, label in (("upsert_1pct", "1% upsert of `upserted` (pushdown)"),
                            ("noop_only_stale", "no-op `run --only-stale`")):
             r = d[key]
             lines.append(f"| {label} | {r['detect']:.3f} s | {r['ignore']:.3f} s | "
-                         f"{r['overhead']:+.1%} |")
+                         f"{r['overhead']:+.1%} | {r['cpu_detect']:.2f} / "
+                         f"{r['cpu_ignore']:.2f} | {r['cpu_overhead']:+.1%} |")
         lines.append("")
     if "read" in res:
         lines += ["| read | seconds | vs compacted |", "|---|---|---|"]

@@ -389,10 +389,11 @@ def _split(wh: Warehouse, plan: Plan, previous: H.SnapshotRecord) -> Split | Non
     try:
         text = [r.sql(dialect="duckdb") for r in rows.rows]
         keep = rows.keep.sql(dialect="duckdb")
+        past = rows.past.sql(dialect="duckdb") if not rows.filters else None
     except ValueError:  # a node only the model's own rendering knows: scan on its own
         return None
     return Split(plan.model, boundary, rows.alias, text, keep,
-                 tuple(r.name for r in rows.rows) if plain else None)
+                 tuple(r.name for r in rows.rows) if plain else None, past)
 
 
 def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],

@@ -179,6 +179,10 @@ class Split:
     # the rows' column names when each is a plain source column: the declared columns
     # in order means the fingerprint's own per-row hash is the split's too
     row_columns: tuple[str, ...] | None
+    # `cdc > boundary` when the model filters nothing: a model passing the declared
+    # columns through then holds every row but those past it, and the scan sums only
+    # the few past rows (the fingerprint less them), not the many settled ones
+    past: str | None = None
     found: RowHash | None = None
 
 
@@ -186,8 +190,8 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
                         schema: list[tuple[str, str]],
                         splits: list[Split] | None = None) -> tuple[str, int]:
     """The fingerprint and the number of rows it read; each of `splits` gets its
-    rows' hash from the same scan (a query that fails with them is run without:
-    the fingerprint must not fail because of what detection asks for)."""
+    rows' hash too (a query that fails with them is run without: the fingerprint
+    must not fail because of what detection asks for)."""
     declared = [n for n, _ in src.columns]
     if splits:
         try:
@@ -212,13 +216,32 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
 
 
 def _split_scan(con, relation: str, declared: list[str], splits: list[Split]) -> RowHash:
-    """One pass over a source: its row hash, and each split's, as FILTER'd aggregates
-    over the same rows. A split whose rows are the declared columns in order reuses
-    the fingerprint's per-row hash (the common passthrough model): one more sum."""
+    """The source's row hash, and each split's.
+
+    A model that passes the declared columns through and filters nothing holds every
+    row but those past the boundary: its hash is the fingerprint less theirs, read by
+    a query of its own whose `WHERE cdc > boundary` the engine prunes by its zone maps
+    (1e7 rows: 2 ms where evaluating that condition on every row of the fingerprint's
+    scan cost 50 ms). Any other split rides the fingerprint's scan as FILTER'd
+    aggregates over the same rows (one pass, not two)."""
+    alone = [s for s in splits if s.past is not None and s.row_columns == tuple(declared)]
+    folded = [s for s in splits if s not in alone]
+    every = _folded_scan(con, relation, declared, folded) if folded else row_hash(
+        con, relation, declared)
+    for split in alone:
+        past = row_hash(con, f"{relation} AS {duck.quoted(split.alias)}", declared,
+                        split.past)
+        split.found = every.minus(past)
+    return every
+
+
+def _folded_scan(con, relation: str, declared: list[str], splits: list[Split]) -> RowHash:
+    """One pass over a source: its row hash, and each split's settled rows' hash as
+    FILTER'd aggregates (a split whose rows are the declared columns in order reuses
+    the fingerprint's per-row hash)."""
     items = [f"{duck.row_hash_expr(declared)} AS __h"]
     aggs = [duck.row_hash_parts("__h")]
-    aliases = {s.alias for s in splits}
-    if len(aliases) > 1:
+    if len({s.alias for s in splits}) > 1:
         raise ValueError("splits of one scan read the source under one alias")
     for i, split in enumerate(splits):
         own = "__h" if split.row_columns == tuple(declared) else f"__h{i}"
@@ -228,9 +251,8 @@ def _split_scan(con, relation: str, declared: list[str], splits: list[Split]) ->
         f = f"FILTER (WHERE __k{i})"
         aggs.append(f"count(*) {f}, coalesce(sum({own}::HUGEINT) {f}, 0)::VARCHAR, "
                     f"coalesce(bit_xor({own}) {f}, 0)::VARCHAR")
-    alias = f" AS {duck.quoted(next(iter(aliases)))}"
     row = con.execute(f"SELECT {', '.join(aggs)} FROM (SELECT {', '.join(items)} "
-                      f"FROM {relation}{alias})").fetchone()
+                      f"FROM {relation} AS {duck.quoted(splits[0].alias)})").fetchone()
     for i, split in enumerate(splits):
         count, total, xor = row[3 + 3 * i: 6 + 3 * i]
         split.found = RowHash(int(count), int(total), int(xor))

@@ -278,6 +278,8 @@ class SettledRows:
     alias: str
     rows: list[exp.Expression]
     keep: exp.Expression
+    filters: int  # how many of the model's own filters `keep` holds
+    past: exp.Expression  # `cdc > boundary` over the source row
 
 
 def settled_rows(plan: Plan, boundary: exp.Expression) -> SettledRows | None:
@@ -309,4 +311,4 @@ def settled_rows(plan: Plan, boundary: exp.Expression) -> SettledRows | None:
     cond: exp.Expression = not_true(past)
     for pred in reversed(keep):
         cond = exp.And(this=exp.Paren(this=pred.copy()), expression=cond)
-    return SettledRows(base.alias, [env[c.id] for c in plan.output], cond)
+    return SettledRows(base.alias, [env[c.id] for c in plan.output], cond, len(keep), past)

@@ -17,11 +17,10 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
+from engine_adapters import engine_adapter, postgres_url  # noqa: F401  (the fixture)
 from sqlglot import exp
 
 from dialects import duckdb as duck
@@ -40,30 +39,6 @@ ENGINES = ["duckdb", "postgres", "spark"]
 
 
 # ---------------------------------------------------------------- engines
-def postgres_url(server_root: Path, password: str | None = None) -> str:
-    secret = f":{password}" if password else ""
-    return f"postgresql://postgres{secret}@{quote(str(server_root), safe='')}/postgres"
-
-
-@pytest.fixture
-def adapter(request, tmp_path):
-    """An adapter on each engine, opened to write where the engine has a lock, with a
-    schema of its own for the test."""
-    if request.param == "duckdb":
-        made = open_adapter(parse_location(str(tmp_path / "w.duckdb")))
-    elif request.param == "postgres":
-        server = request.getfixturevalue("postgres_engine").server
-        made = open_adapter(parse_location(postgres_url(server.root)), lock_timeout=5)
-    else:
-        session = request.getfixturevalue("spark_engine").session
-        made = SparkAdapter(session, "spark (the test session)")
-    made.test_schema = "t_" + uuid.uuid4().hex[:8]
-    made.create_schema(made.test_schema)
-    yield made
-    if request.param != "spark":  # the session fixture owns the Spark session
-        made.close()
-
-
 def values(rows: list[tuple], names: list[str]) -> exp.Select:
     """SELECT ... UNION ALL SELECT ...: the rows as a query, typed by CAST."""
     types = ["BIGINT", "TEXT", "DECIMAL(10, 2)"]

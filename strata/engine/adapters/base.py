@@ -133,6 +133,8 @@ class Adapter(ABC):
     # DuckDB's bitstring_agg/bit_count, for the one-scan uniqueness check of integer
     # keys (strata.engine.pins: CheckLog.bitmaps); others group by the key
     bitmap_distinct: bool = False
+    # Does the engine keep PRIMARY KEY / NOT NULL on bookkeeping tables? (Spark: no)
+    constraints: bool = True
 
     def __init__(self, where: str):
         self.where = where  # the redacted location, for every message
@@ -219,6 +221,10 @@ class Adapter(ABC):
     def query_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """(column, the engine's type name) of a query's result, without reading rows
         (a pin check's key expressions, a source read through an override)."""
+
+    def json_document(self, text: exp.Expression) -> exp.Expression:
+        """A JSON document held as text, as the engine's JSON functions take it."""
+        return exp.Cast(this=text, to=exp.DataType.build("JSON"))
 
     # ------------------------------------------------------------ content hashes
     @abstractmethod

@@ -113,6 +113,7 @@ class SparkAdapter(Adapter):
     transactional = False
     hash_sum_type = "DECIMAL(38, 0)"
     table_properties = (exp.FileFormatProperty(this=exp.var("PARQUET")),)
+    constraints = False  # a Parquet table keeps no key; the writer lock stands in
 
     def __init__(self, session: Any, where: str, schema: str = INTERNAL,
                  lease: float = LEASE_SECONDS):
@@ -295,6 +296,11 @@ class SparkAdapter(Adapter):
     def query_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """The analyzed plan's schema: Spark resolves it without running a job."""
         return list(self.session.sql(self.render(query)).dtypes)
+
+    def json_document(self, text: exp.Expression) -> exp.Expression:
+        """GET_JSON_OBJECT reads JSON text itself (SQLGlot spells a cast to JSON as
+        TO_JSON, which would quote the text as a string)."""
+        return text
 
     # ------------------------------------------------------------ content hashes
     def row_hash_expr(self, columns: list[str]) -> exp.Expression:

@@ -188,10 +188,13 @@ class TestOnDrift:
         assert planned["drift"]["last"]["rows_now"] == 2
         text = cli("plan", str(module), "-o", str(wh)).stdout
         assert "found drift" in text and "gone from the source" in text
-        # summary of a run without --json (piped: no progress lines)
+        # a run on a terminal: the model's progress line and the summary say it
         sql(wh, "DELETE FROM orders WHERE id = 2")
-        out = cli("run", str(module), "-o", str(wh)).stdout
-        assert "warning: drift at or below the watermark" in out
+        out = cli("run", str(module), "-o", str(wh), env={
+            "TTY_COMPATIBLE": "1", "NO_COLOR": "1", "COLUMNS": "300"}).stdout
+        [line] = [x for x in out.splitlines() if x.strip().startswith("reused") and " up " in x]
+        assert "drift (warn): 1 row(s) of the previous snapshot gone" in line, out
+        assert "note: up: warning: drift at or below the watermark" in out
 
     def test_fail_is_E117_and_publishes_nothing(self, tmp_path):
         wh, module = seeded(tmp_path, upsert_model(extra="on_drift: fail"))
@@ -218,7 +221,7 @@ class TestOnDrift:
     def test_the_default_properties_keep_the_code_fingerprint(self, tmp_path):
         """A warehouse built before on_drift existed keeps its fingerprints: writing
         the defaults out changes nothing, so an upgrade recomputes no model."""
-        from strata.engine.fingerprints import code_fingerprints
+        from strata.engine.fingerprints import code_fingerprints, model_code
 
         plain = write_module(tmp_path, ORDERS + upsert_model(), "a.strata")
         spelled = write_module(tmp_path, ORDERS + upsert_model(extra="on_drift: recompute"),
@@ -227,6 +230,10 @@ class TestOnDrift:
                             "c.strata")
         fps = [code_fingerprints(load_module(p))["up"] for p in (plain, spelled, warn)]
         assert fps[0] == fps[1] != fps[2]
+        # the model's code says exactly what it said before issue 17
+        code = model_code(load_module(plain).plan("up"))
+        assert sorted(json.loads(code.splitlines()[-1])["incremental"]) == [
+            "cdc_column", "compact_layers", "compact_ratio", "merge_keys", "strategy"]
 
 
 # ---------------------------------------------------------------- 2. lookback

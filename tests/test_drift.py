@@ -193,7 +193,7 @@ class TestOnDrift:
         out = cli("run", str(module), "-o", str(wh), env={
             "TTY_COMPATIBLE": "1", "NO_COLOR": "1", "COLUMNS": "300"}).stdout
         [line] = [x for x in out.splitlines() if x.strip().startswith("reused") and " up " in x]
-        assert "drift (warn): 1 row(s) of the previous snapshot gone" in line, out
+        assert "drift (warn): 2 row(s) of the previous snapshot gone" in line, out
         assert "note: up: warning: drift at or below the watermark" in out
 
     def test_fail_is_E117_and_publishes_nothing(self, tmp_path):

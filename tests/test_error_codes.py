@@ -24,7 +24,7 @@ from strata.diagnostics import CATALOGUE, Diagnostic
 from strata.semantics.resolve import load_module, load_text
 
 RUN_TIME_CODES = {"E061", "E062", "E063", "E064", "E067", "E068", "E069", *(f"E{n:03d}" for n in range(70, 84)), "E085",
-                  "E094", "E096"}  # E094, a table where a live view goes: tests/test_hostile_env.py;
+                  "E094", "E096", "E117"}  # E117, drift with on_drift: fail: tests/test_drift.py; E094, a table where a live view goes: tests/test_hostile_env.py;
 # E096, rollback to a quarantined snapshot: tests/test_snapshot_repair.py
 COMPILE_TIME_CODES = sorted(set(CATALOGUE) - RUN_TIME_CODES)
 
@@ -58,6 +58,9 @@ class Case:
     def text(self) -> str:
         return PRELUDE + self.body
 
+
+_UPSERT = ("model m {\n  from orders\n  select id, updated_at\n  incremental\n"
+           "  merge_strategy: upsert\n  merge_keys: [id]\n  cdc_column: updated_at\n")
 
 # One case per code a module can trigger. A few codes have more than one way in;
 # the first case of a code is its catalogue example.
@@ -178,6 +181,13 @@ CASES = [
          "model m {\n  from orders\n  window order status range between 1 preceding and "
          "current row\n  derive n = count()\n}\n",
          3, 23, "range between 1 preceding and current row"),
+    # issue 17: drift, lookback and deletes of incremental models
+    Case("E114", f"{_UPSERT}  on_drift: retry\n}}\n", 8, 13, "retry"),
+    Case("E115", f"{_UPSERT}  lookback: 3\n}}\n", 8, 13, "3"),
+    Case("E116", f"{_UPSERT}  delete_when: updated_at\n}}\n", 8, 16, "updated_at"),
+    Case("E118", "model m {\n  from orders\n  select id, updated_at\n  incremental\n"
+         "  merge_strategy: append\n  cdc_column: updated_at\n  lookback: 3 days\n}\n",
+         7, 3, "lookback: 3 days"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;

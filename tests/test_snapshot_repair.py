@@ -274,7 +274,7 @@ def test_item16_a_merge_never_builds_on_a_damaged_layer(tmp_path):
             "'old' AS status, TIMESTAMP '2024-01-01' + to_seconds(i) AS updated_at "
             "FROM range(50000) t(i)", read_only=False)
     base = run_json(str(module), wh)
-    sql(wh, "INSERT INTO orders SELECT i, 1.0, 'new', TIMESTAMP '2025-01-01' + to_seconds(i) "
+    sql(wh, "INSERT INTO orders SELECT 50000 + i, 1.0, 'new', TIMESTAMP '2025-01-01' + to_seconds(i) "
             "FROM range(10) t(i)", read_only=False)
     layered = run_json(str(module), wh)
     base_snap, layered_snap = (f"snap_{base['run_id']}_up", f"snap_{layered['run_id']}_up")

@@ -252,6 +252,21 @@ def test_postgres_unreachable_is_E070_without_the_password(tmp_path):
     assert "hunter2" not in diag.message + (diag.hint or "")
 
 
+def test_spark_connect_unreachable_is_E070_without_the_token():
+    """Said after a few seconds of retries, not the client's ten minutes."""
+    pytest.importorskip("grpc", reason="Spark Connect's client needs grpcio")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(StrataError) as info:
+        open_adapter(parse_location(f"sc://127.0.0.1:{port}/;token=hunter2"))
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E070"
+    assert f"`sc://127.0.0.1:{port}/;token=***`" in diag.message
+    assert "refused" in diag.message.lower()
+    assert "hunter2" not in diag.message + (diag.hint or "")
+
+
 def test_spark_dir_lock_is_exclusive_and_names_its_holder(tmp_path):
     first, second = DirLock(str(tmp_path)), DirLock(str(tmp_path))
     assert first.try_take()

@@ -246,9 +246,10 @@ class Adapter(ABC):
         return RowHash(int(count), int(total), int(xor))
 
 
-def engine_failure(where: str, err: BaseException, secret: str | None = None) -> StrataError:
-    """E070 for a location that cannot be reached, saying what the engine said with
-    any secret the message might echo taken out."""
+def engine_failure(where: str, err: BaseException | str, secret: str | None = None
+                   ) -> StrataError:
+    """E070 for a location that cannot be reached, saying what the engine said (its
+    first line, or the text given) with any secret the message might echo taken out."""
     first = (str(err).strip().splitlines() or [type(err).__name__])[0]
     if secret:
         first = first.replace(secret, "***")

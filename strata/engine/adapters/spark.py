@@ -28,7 +28,9 @@ import contextlib
 import fcntl
 import logging
 import os
+import re
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +78,33 @@ def local_session(directory: str, app: str = "strata") -> Any:
     session.sparkContext.setLogLevel("ERROR")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     return session
+
+
+def _probe(session: Any) -> None:
+    """Does the server answer? Asked with a short retry policy (about 2 s of waits): the
+    client's default retries an unreachable server for at least 10 minutes, which is
+    patience for a run in progress but no way to say that `-o` names nothing (E070).
+    The default comes back for the session's real work."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    client = session.client
+    policies = client.get_retry_policies()
+    client.set_retry_policies([DefaultPolicy(max_retries=3, initial_backoff=250,
+                                             max_backoff=1000)])
+    # the client warns RETRIES_EXCEEDED (from whichever thread gave up) besides
+    # raising; strata says it once, as E070
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
+    try:
+        session.sql("SELECT 1").collect()
+    finally:
+        client.set_retry_policies(policies)
+
+
+def _grpc_details(err: BaseException) -> BaseException | str:
+    """A gRPC failure's `details = "..."` line (what went wrong: connection refused,
+    unknown host), not the repr of the call object that heads its message."""
+    found = re.search(r'details = "([^"]*)"', str(err))
+    return found.group(1) if found else err
 
 
 class DirLock:
@@ -169,11 +198,15 @@ class SparkAdapter(Adapter):
         from pyspark.sql import SparkSession
 
         token = dict(location.params).get("token")
+        session = None
         try:
             session = SparkSession.builder.remote(location.remote()).create()
-            session.sql("SELECT 1").collect()  # the server answers, or E070 now
+            _probe(session)
         except (PySparkException, OSError) as err:
-            raise engine_failure(location.redacted(), err, token) from None
+            if session is not None:  # its channel would keep the process alive; not
+                with contextlib.suppress(Exception):  # stop(): it asks the server again
+                    session.client.close()
+            raise engine_failure(location.redacted(), _grpc_details(err), token) from None
         adapter = cls(session, location.redacted(), schema)
         adapter.owns_session = True
         if write:

@@ -386,7 +386,7 @@ model up {
         loaded = load_module(module)
         for dialect in ("duckdb", "postgres", "spark"):
             full, merged = compile_statements(loaded, dialect)
-            assert full.label == "full" and "IS TRUE" in full.sql.upper()
+            assert full.label == "full" and "NOT COALESCE(" in full.sql.upper()
             assert "gone" in full.sql and "gone" in merged.sql
 
 

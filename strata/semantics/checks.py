@@ -193,10 +193,9 @@ def _incremental(r: Resolver, decl: ast.ModelDecl, plan: Plan,
 
 
 def _not_true(condition: exp.Expression) -> exp.Expression:
-    """`(condition) IS NOT TRUE`: NULL counts as false, so a row whose condition is
-    NULL stays (as `filter` would drop it, a plain NOT would too)."""
-    return exp.Not(this=exp.Paren(this=exp.Is(this=exp.Paren(this=condition.copy()),
-                                              expression=exp.true())))
+    """`NOT COALESCE(condition, FALSE)`: a row whose condition is NULL stays (a plain
+    NOT would drop it, as `filter` drops NULL); spelled so every engine reads it."""
+    return exp.Not(this=exp.Coalesce(this=condition.copy(), expressions=[exp.false()]))
 
 
 def _merge_only(r: Resolver, prop: ast.Property, strategy: str, needs: tuple[str, ...]) -> bool:

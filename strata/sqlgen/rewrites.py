@@ -27,11 +27,11 @@ layer keeps its deletion rows, whose keys hide every earlier row and which a lay
 snapshot never shows:
 
     SELECT cols FROM layer_1 AS __t WHERE NOT EXISTS (...later keys...)
-                                      AND NOT ((__t.op = 'd') IS TRUE)
+                                      AND NOT COALESCE(__t.op = 'd', FALSE)
 
 settled (drift detection, issue 17): the rows of the full result at or below the
 boundary (the watermark, less the lookback), NULL cdc values included, the
-complement of the delta; pushed down as `NOT ((cdc > <boundary>) IS TRUE)` when the
+complement of the delta; pushed down as `NOT COALESCE(cdc > <boundary>, FALSE)` when the
 delta would be, else filtered after the full result.
 """
 
@@ -90,9 +90,9 @@ def merge_plan(plan: Plan) -> Plan:
 
 
 def not_true(condition: exp.Expression) -> exp.Expression:
-    """`NOT ((condition) IS TRUE)`: true for false and for NULL."""
-    return exp.Not(this=exp.Paren(this=exp.Is(this=exp.Paren(this=condition),
-                                              expression=exp.true())))
+    """`NOT COALESCE(condition, FALSE)`: true for false and for NULL (spelled so every
+    engine reads it: `IS TRUE` is not everyone's)."""
+    return exp.Not(this=exp.Coalesce(this=condition, expressions=[exp.false()]))
 
 
 def deleted_condition(plan: Plan, alias: str | None = None) -> exp.Expression | None:
@@ -273,7 +273,7 @@ def _qualified(condition: exp.Expression, alias: str) -> exp.Expression:
 class SettledRows:
     """The model's rows at or below a boundary, as expressions over one source row:
     `rows` the output columns, `keep` the condition a source row must meet (the
-    model's filters and `NOT ((cdc > boundary) IS TRUE)`), both over `alias.column`."""
+    model's filters and `NOT COALESCE(cdc > boundary, FALSE)`), over `alias.column`."""
 
     alias: str
     rows: list[exp.Expression]
@@ -290,7 +290,7 @@ def settled_rows(plan: Plan, boundary: exp.Expression) -> SettledRows | None:
 
         WITH base AS (SELECT o.id, o.amount * 2 AS a FROM orders AS o WHERE o.ok)
         SELECT id, a FROM base            -- with cdc o.t, boundary B, becomes
-        rows: o.id, o.amount * 2    keep: o.ok AND NOT ((o.t > B) IS TRUE)
+        rows: o.id, o.amount * 2    keep: o.ok AND NOT COALESCE(o.t > B, FALSE)
     """
     past = pushdown_predicate(plan, boundary)
     if past is None or len(plan.reads) != 1:

@@ -279,30 +279,10 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         replaced = replaced_rows_hash(wh, names, inc.merge_keys, [base, *layers], layer,
                                       deleted)
     drift = detect_drift(run, plan, merge, names, prev_hash.minus(replaced))
-    if drift is not None:
-        result.drift = drift.to_json()
-        if drift.action == "recompute":
-            wh.drop(layer)
-            run.created.remove(layer)
-            result.notes.append(f"drift at or below the watermark: {drift.why}: computed "
-                                "in full (on_drift: recompute)")
-            result.path = "full"
-            result.delta_rows = None
-            return run._full(plan, code_fp, result, log)
-        result.notes.append(f"warning: drift at or below the watermark: {drift.why}: merged "
-                            "anyway (on_drift: warn); `strata run --full-refresh --models "
-                            f"{plan.model}` recomputes it")
+    if drift is not None and _drifted(run, plan, drift, layer, result):
+        return run._full(plan, code_fp, result, log)
     if kept_hash.count == 0 and replaced.count == 0:
-        wh.drop(layer)
-        run.created.remove(layer)
-        result.status = "reused"
-        result.snapshot = prev.name
-        result.rows = prev.row_count
-        result.notes.append("no rows past the watermark: previous snapshot reused"
-                            if delta_hash.count == 0 else
-                            "the rows past the watermark delete no key: previous snapshot "
-                            "reused")
-        run.verified[plan.model] = prev.parts.get("verified", [])
+        _reuse_previous(run, plan, prev, layer, result, deletions=delta_hash.count > 0)
         return None
     tables = [base, *layers, layer]
     composed = layered_query(inc.strategy, names, [table(INTERNAL, t) for t in tables],
@@ -336,6 +316,38 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         wh.drop(layer)
         run.created.remove(layer)
     return make_record(snap, plan.model, run.rid, kind, new_hash, columns, code_fp, parts)
+
+
+def _drifted(run: Run, plan: Plan, drift: Drift, layer: str, result: ModelResult) -> bool:
+    """Record the drift on the model's result; True when the model is to be computed
+    in full instead (on_drift: recompute), its layer dropped."""
+    result.drift = drift.to_json()
+    if drift.action == "recompute":
+        run.wh.drop(layer)
+        run.created.remove(layer)
+        result.notes.append(f"drift at or below the watermark: {drift.why}: computed in "
+                            "full (on_drift: recompute)")
+        result.path = "full"
+        result.delta_rows = None
+        return True
+    result.notes.append(f"warning: drift at or below the watermark: {drift.why}: merged "
+                        "anyway (on_drift: warn); `strata run --full-refresh --models "
+                        f"{plan.model}` recomputes it")
+    return False
+
+
+def _reuse_previous(run: Run, plan: Plan, prev: H.SnapshotRecord, layer: str,
+                    result: ModelResult, deletions: bool) -> None:
+    """Nothing to add and nothing to remove: the previous snapshot stays the model's."""
+    run.wh.drop(layer)
+    run.created.remove(layer)
+    result.status = "reused"
+    result.snapshot = prev.name
+    result.rows = prev.row_count
+    result.notes.append("the rows past the watermark delete no key: previous snapshot "
+                        "reused" if deletions else
+                        "no rows past the watermark: previous snapshot reused")
+    run.verified[plan.model] = prev.parts.get("verified", [])
 
 
 def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:

@@ -252,9 +252,18 @@ def test_postgres_unreachable_is_E070_without_the_password(tmp_path):
     assert "hunter2" not in diag.message + (diag.hint or "")
 
 
-def test_spark_connect_unreachable_is_E070_without_the_token():
-    """Said after a few seconds of retries, not the client's ten minutes."""
+@pytest.fixture
+def connect_mode_undone(monkeypatch):
+    """pyspark marks the process as Spark Connect's (SPARK_CONNECT_MODE_ENABLED) once a
+    remote session exists, which would turn the session fixture's local Spark (and
+    every later test's) into a Connect client: undone after the test."""
     pytest.importorskip("grpc", reason="Spark Connect's client needs grpcio")
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "")
+    monkeypatch.delenv("SPARK_CONNECT_MODE_ENABLED")
+
+
+def test_spark_connect_unreachable_is_E070_without_the_token(connect_mode_undone):
+    """Said after a few seconds of retries, not the client's ten minutes."""
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -365,11 +374,11 @@ def _wait_for_port(port: int, server: subprocess.Popen, seconds: float = 90) -> 
     pytest.fail("the Spark Connect server did not listen")
 
 
-def test_spark_dir_outlives_its_process_and_spark_connect_serves_it(tmp_path):
+def test_spark_dir_outlives_its_process_and_spark_connect_serves_it(tmp_path,
+                                                                  connect_mode_undone):
     """A `spark:DIR` warehouse written by one process (that exits) is read through
     Spark Connect by a server started on the same folder: tables, views, their
     column types and content hash survive; two Connect writers exclude each other."""
-    pytest.importorskip("grpc", reason="Spark Connect's client needs grpcio")
     directory = tmp_path / "wh"
     written = subprocess.run([sys.executable, "-c", WRITE_SPARK_DIR, f"spark:{directory}"],
                              cwd=ROOT, capture_output=True, text=True, timeout=180,

@@ -62,6 +62,11 @@ def local_session(directory: str, app: str = "strata") -> Any:
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # `-o spark:DIR` says where the warehouse is: a SPARK_REMOTE inherited from the
+    # shell (or the mode flag pyspark sets once a Connect session existed in this
+    # process) would silently send it to a server instead
+    for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED"):
+        os.environ.pop(name, None)
     root = Path(directory)
     java = f"-Duser.timezone=UTC -Dderby.system.home={root}"
     metastore = f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"

@@ -264,12 +264,15 @@ def bench_detect(rows: int, reps: int) -> dict:
     """Detection on vs off, interleaved: the 1% upsert, then a no-op --only-stale; and
     the 1% upsert of the full-then-filter model (`joined`), where the check computes
     the model's whole result once more."""
+    load_before = os.getloadavg()[0]
     out = _detect_pair(rows, reps, {"detect": "upserted", "ignore": "upserted_unchecked"},
                        "pushdown")
     joined = _detect_pair(rows, reps, {"detect": "upserted_joined",
                                        "ignore": "upserted_joined_unchecked"},
                           "full-then-filter", noop=False)
     out["upsert_1pct_joined"] = joined["upsert_1pct"]
+    # other processes share the machine: wall clocks inflate with them, CPU time less
+    out["load_average"] = [load_before, os.getloadavg()[0]]
     return out
 
 
@@ -558,6 +561,10 @@ def markdown(rows: int, res: dict) -> str:
             lines.append(f"| {label} | {r['detect']:.3f} s | {r['ignore']:.3f} s | "
                          f"{r['overhead']:+.1%} | {r['cpu_detect']:.2f} / "
                          f"{r['cpu_ignore']:.2f} | {r['cpu_overhead']:+.1%} |")
+        if "load_average" in d:
+            lines.append(f"\n1-minute load average {d['load_average'][0]:.1f} at the start, "
+                         f"{d['load_average'][1]:.1f} at the end ({os.cpu_count()} CPUs): "
+                         "the CPU columns are the steadier measure on a shared machine.")
         lines.append("")
     if "read" in res:
         lines += ["| read | seconds | vs compacted |", "|---|---|---|"]

@@ -376,7 +376,8 @@ def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:
     out: dict[str, list[Split]] = {}
     for name, plan in candidates.items():
         record = records.get(live.get(name, ""))
-        if record is None or record.collected_at is not None or record.row_count == 0:
+        if (record is None or record.collected_at is not None or record.row_count == 0
+                or record.name in run.quarantined):  # never read a damaged table ahead
             continue
         split = _split(run.wh, plan, record)
         source = plan.reads[0].name

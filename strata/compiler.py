@@ -23,7 +23,12 @@ from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, model_query
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
-from strata.sqlgen.rewrites import deleted_condition, delta_query, merge_query
+from strata.sqlgen.rewrites import (
+    deleted_condition,
+    delta_query,
+    lookback_boundary,
+    merge_query,
+)
 from strata.syntax.text import TOO_DEEP_HINT
 from strata.textsafe import shown_name
 
@@ -151,13 +156,24 @@ def _model_statements(module: Module, name: str, dialect: Dialect, relations: Re
     inc = plan.incremental
     if inc and inc.strategy in ("append", "upsert"):
         cdc_type = next(c.type for c in plan.output if c.name == inc.cdc_column)
-        mark = (lit(parse_watermark(watermark, cdc_type, name)) if watermark is not None
-                else WATERMARK_PLACEHOLDER.copy())
+        mark = (lit(_boundary(parse_watermark(watermark, cdc_type, name), plan))
+                if watermark is not None else WATERMARK_PLACEHOLDER.copy())
         delta = delta_query(plan, relations, mark)
         tree = _merged(plan, delta.tree, table(view_name(plan.model)))
         label = f"incremental: {inc.strategy}, {delta.path}"
         out.append(Statement(name, label, tree, render(tree, dialect, copy=False)))
     return out
+
+
+def _boundary(watermark, plan: Plan):
+    """What the delta reads past: the watermark less the model's lookback, as a run
+    computes it, so `compile --watermark X` shows the statement a run at X executes."""
+    inc = plan.incremental
+    boundary = lookback_boundary(watermark, inc.lookback)
+    if boundary is None:
+        raise fail("E084", f"--watermark `{watermark}` less the lookback of `{plan.model}` "
+                   f"is out of range for its cdc_column `{inc.cdc_column}`")
+    return boundary
 
 
 def incremental_tree(plan: Plan, relations: Relations, watermark: exp.Expression,

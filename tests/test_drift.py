@@ -292,6 +292,15 @@ model up {
         assert view(wh, "up") == full_refresh_rows(wh)
 
 
+    def test_compile_with_a_watermark_shows_the_boundary_a_run_reads_past(self, tmp_path):
+        """`compile --watermark X` prints the statement a run at watermark X executes:
+        the delta reads past X less the lookback, as the run above did."""
+        module = write_module(tmp_path, self.SOURCE + self.MODEL % "lookback: 15")
+        shown = cli("compile", str(module), "--show-sql", "--watermark", "30")
+        assert shown.returncode == 0, shown.stderr
+        assert "seq > 15" in shown.stdout.replace('"', "")
+        assert "seq > 30" not in shown.stdout.replace('"', "")
+
 # ---------------------------------------------------------------- 3. deletes
 class TestDeleteWhen:
     FEED = """

@@ -31,6 +31,7 @@ from strata.sqlgen.rewrites import (
     deleted_condition,
     delta_query,
     layered_query,
+    lookback_boundary,
     not_true,
     settled_query,
     settled_rows,
@@ -130,23 +131,6 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
                             "out of the column's range: computed in full")
         return None
     return Merge(previous, watermark, boundary)
-
-
-SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
-
-
-def lookback_boundary(watermark, lookback):
-    """The watermark less the lookback (the watermark itself without one), as a value
-    of the watermark's own type; None when that falls out of the type's range."""
-    if lookback is None:
-        return watermark
-    try:
-        if isinstance(lookback, tuple):
-            count, unit = lookback
-            return watermark - dt.timedelta(seconds=count * SECONDS[unit])
-        return watermark - type(watermark)(lookback)
-    except (OverflowError, ValueError, TypeError):
-        return None
 
 
 def _shown(lookback) -> str:

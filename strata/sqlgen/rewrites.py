@@ -37,6 +37,7 @@ delta would be, else filtered after the full result.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
@@ -312,3 +313,20 @@ def settled_rows(plan: Plan, boundary: exp.Expression) -> SettledRows | None:
     for pred in reversed(keep):
         cond = exp.And(this=exp.Paren(this=pred.copy()), expression=cond)
     return SettledRows(base.alias, [env[c.id] for c in plan.output], cond, len(keep), past)
+
+
+SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+
+
+def lookback_boundary(watermark, lookback):
+    """The watermark less the lookback (the watermark itself without one), as a value
+    of the watermark's own type; None when that falls out of the type's range."""
+    if lookback is None:
+        return watermark
+    try:
+        if isinstance(lookback, tuple):
+            count, unit = lookback
+            return watermark - dt.timedelta(seconds=count * SECONDS[unit])
+        return watermark - type(watermark)(lookback)
+    except (OverflowError, ValueError, TypeError):
+        return None

@@ -11,14 +11,20 @@ lane a statement goes to and when a lane must start a fresh transaction; a lane
 decides nothing but when its batch is full.
 
 What a run needs of every committed table (its columns and content hash) is
-computed in the lane too, right after the commit (`after_commit`, one statement
-for the batch): on the main thread it held up the planning of every later model
-(100 models on 1e6 rows: 1.9 s of the main thread's 5 s, the lanes idle meanwhile).
+computed off the main thread (`after_commit`, one statement per commit): there it
+held up the planning of every later model (100 models on 1e6 rows: 1.9 s of the
+main thread's 5 s, the lanes idle meanwhile). It runs on a thread of its own, the
+hasher, not in the lane that committed: hashing only reads, and DuckDB lets reads
+go on while a checkpoint holds its lock, while every CREATE TABLE waits for the
+checkpoint to end. A checkpoint takes one core for seconds (500 models on 1e5
+rows: ~3 s of a 7 s run, during which the four lanes sat blocked), so the
+hashes that lanes used to compute after their commits now fill that time.
 """
 
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -44,23 +50,153 @@ class Built:
     rows: int
     seconds: float
     committed: list[str] = field(default_factory=list)  # models this job committed
-    # model -> what `after_commit` gave for its table (this job's commits; for the
-    # model itself once `Lanes.collect` hands it out)
+    # the hasher's jobs for this job's commits (each gives {model: after_commit's result})
+    hashing: list[Future] = field(default_factory=list)
+    # model -> what `after_commit` gave for its table, once `Lanes.collect` hands it out
     settled: dict[str, Any] = field(default_factory=dict)
 
 
-# (cursor, [(model, table name)] just committed) -> {model: anything}; runs in the lane
+# (cursor, [(model, table name)] just committed) -> {model: anything}; runs in the hasher
 AfterCommit = Callable[[duckdb.DuckDBPyConnection, list[tuple[str, str]]], dict[str, Any]]
+
+
+class Hasher:
+    """One thread with its own cursor that runs `after_commit` on what lanes commit.
+
+    A commit of tables smaller than a DuckDB row group is hashed lazily: its job
+    waits until a model needs one of its tables hashed (`want`: a join, a merge, a
+    kept model reads what identity reuse decides) or the last table is committed
+    (`release`). Such tables go through the WAL, so DuckDB's checkpoint at the end
+    of the build writes them: one core for seconds, during which no CREATE TABLE
+    can run but reads can (`Lanes.checkpoint`). Their hashes run then, on the
+    other core, many to a statement. A larger table was written to the file by its
+    CREATE TABLE (the checkpoint has little left to do), so its hash runs at once,
+    beside the lanes."""
+
+    ROW_GROUP = 122_880  # DuckDB's rows per row group: smaller tables go through the WAL
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, after_commit: AfterCommit):
+        self._con = con
+        self._after_commit = after_commit
+        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._cv = threading.Condition()
+        self._jobs: list[tuple[list[tuple[str, str]], Future]] = []  # not started
+        self._wanted: set[str] = set()
+        self._released = False
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="strata-hasher", daemon=True)
+        self._thread.start()
+
+    def submit(self, tables: list[tuple[str, str]], rows: int = 0) -> Future:
+        """Called by a lane right after its commit (`rows`: its largest table's); a
+        failure names the last model."""
+        future: Future = Future()
+        with self._cv:
+            if rows >= self.ROW_GROUP:
+                self._wanted.update(m for m, _ in tables)
+            self._jobs.append((tables, future))
+            self._cv.notify()
+        return future
+
+    def want(self, models) -> None:
+        """These models' hashes are needed now (main thread)."""
+        with self._cv:
+            self._wanted.update(models)
+            self._cv.notify()
+
+    def release(self) -> None:
+        """Every job may run now, and every later one at once."""
+        with self._cv:
+            self._released = True
+            self._cv.notify()
+
+    def pending(self) -> bool:
+        with self._cv:
+            return bool(self._jobs)
+
+    BATCH = 64  # tables hashed in one statement, at most
+
+    def _next(self) -> list[tuple[list[tuple[str, str]], Future]]:
+        """The jobs to run now: every released one, in order, up to BATCH tables in
+        all (one statement for many commits: their per-statement cost is most of a
+        small table's hash)."""
+        take, count = [], 0
+        for job in list(self._jobs):
+            tables = job[0]
+            if not (self._released or any(m in self._wanted for m, _ in tables)):
+                continue
+            if take and count + len(tables) > self.BATCH:
+                break
+            self._jobs.remove(job)
+            take.append(job)
+            count += len(tables)
+        return take
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while not (jobs := self._next()):
+                    if self._closed:
+                        return
+                    self._cv.wait()
+            jobs = [(tables, f) for tables, f in jobs if f.set_running_or_notify_cancel()]
+            try:
+                out = self._run([t for tables, _ in jobs for t in tables])
+            except Exception as err:  # noqa: BLE001 - the collector re-raises it
+                for _, future in jobs:
+                    future.set_exception(err)
+                continue
+            for tables, future in jobs:
+                future.set_result({m: out[m] for m, _ in tables})
+
+    def _run(self, tables: list[tuple[str, str]]) -> dict[str, Any]:
+        if not tables:
+            return {}
+        if self._cursor is None:
+            self._cursor = self._con.cursor()
+        cursor = self._cursor
+        try:
+            # a transaction of its own, begun now: one left open by an earlier job's
+            # result (a bound relation keeps one) would not see this commit's tables
+            cursor.execute("BEGIN TRANSACTION")
+            out = self._after_commit(cursor, tables)
+            cursor.execute("COMMIT")
+            return out
+        except duckdb.Error as err:
+            try:
+                cursor.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise LaneAborted(tables[-1][0], err) from None
+
+    def idle(self) -> None:
+        """Once every job submitted so far has ended (failed ones too): released, the
+        jobs run in the order submitted, so an empty one last marks the end."""
+        self.release()
+        wait([self.submit([])])
+
+    def close(self) -> None:
+        self.release()
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        self._thread.join()
+        if self._cursor is not None:
+            try:
+                self._cursor.close()
+            except duckdb.Error:
+                pass
+            self._cursor = None
 
 
 class Lane:
     """One worker thread with its own cursor; its jobs run in the order queued."""
 
     def __init__(self, index: int, con: duckdb.DuckDBPyConnection, batch: int,
-                 commit_rows: int, after_commit: AfterCommit | None = None):
+                 commit_rows: int, hasher: Hasher | None = None):
         self.index = index
         self._con = con
-        self._after_commit = after_commit
+        self._hasher = hasher
         self._batch = batch  # tables to a transaction
         self._commit_rows = commit_rows  # a table this large commits at once
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"strata-lane{index}")
@@ -68,6 +204,7 @@ class Lane:
         # the lane thread's own state (read by the main thread only when idle)
         self._open: list[str] = []  # models whose tables the open transaction holds
         self._tables: dict[str, str] = {}  # model -> its table, while held open
+        self._rows: dict[str, int] = {}  # model -> its table's rows, while held open
         self._failure: tuple[str, duckdb.Error] | None = None
         # the main thread's view of the lane
         self.uncommitted: set[str] = set()  # submitted, commit not seen yet
@@ -101,6 +238,7 @@ class Lane:
                 pass  # already aborted by the failed statement
         self._open.clear()
         self._tables.clear()
+        self._rows.clear()
         self.uncommitted.clear()
 
     def close(self) -> None:
@@ -117,8 +255,8 @@ class Lane:
         if self._failure is not None:
             raise LaneAborted(*self._failure)
         cursor = self._cursor_()
-        settled: dict[str, Any] = {}
-        committed = self._commit_open(settled) if fresh and self._open else []
+        hashing: list[Future] = []
+        committed = self._commit_open(hashing) if fresh and self._open else []
         try:
             if not self._open:
                 cursor.execute("BEGIN TRANSACTION")
@@ -130,20 +268,21 @@ class Lane:
             raise
         self._open.append(model)
         self._tables[model] = name
+        self._rows[model] = rows
         if rows >= self._commit_rows or len(self._open) >= self._batch:
-            committed += self._commit_open(settled)
-        return Built(rows, seconds, committed, settled)
+            committed += self._commit_open(hashing)
+        return Built(rows, seconds, committed, hashing)
 
     def _commit(self) -> Built:
         if self._failure is not None:
             raise LaneAborted(*self._failure)
-        settled: dict[str, Any] = {}
-        committed = self._commit_open(settled) if self._open else []
-        return Built(0, 0.0, committed, settled)
+        hashing: list[Future] = []
+        committed = self._commit_open(hashing) if self._open else []
+        return Built(0, 0.0, committed, hashing)
 
-    def _commit_open(self, settled: dict[str, Any]) -> list[str]:
-        """Commit the open transaction, then run `after_commit` on its tables (into
-        `settled`); a failure names the last model it held."""
+    def _commit_open(self, hashing: list[Future]) -> list[str]:
+        """Commit the open transaction, then hand its tables to the hasher (its job
+        into `hashing`); a failure names the last model it held."""
         try:
             self._cursor_().execute("COMMIT")
         except duckdb.Error as err:
@@ -151,12 +290,9 @@ class Lane:
             raise LaneAborted(*self._failure) from err
         done, self._open = self._open, []
         tables = [(m, self._tables.pop(m)) for m in done]
-        if self._after_commit is not None:
-            try:
-                settled.update(self._after_commit(self._cursor_(), tables))
-            except duckdb.Error as err:
-                self._fail(done[-1], err)
-                raise LaneAborted(*self._failure) from err
+        rows = max((self._rows.pop(m, 0) for m in done), default=0)
+        if self._hasher is not None:
+            hashing.append(self._hasher.submit(tables, rows))
         return done
 
     def _fail(self, model: str, err: duckdb.Error) -> None:
@@ -168,6 +304,7 @@ class Lane:
             pass
         self._open.clear()
         self._tables.clear()
+        self._rows.clear()
 
     def _cursor_(self) -> duckdb.DuckDBPyConnection:
         if self._cursor is None:
@@ -187,7 +324,10 @@ class Lanes:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, count: int, batch: int,
                  commit_rows: int, after_commit: AfterCommit | None = None):
-        self.lanes = [Lane(i, con, batch, commit_rows, after_commit) for i in range(count)]
+        self._con = con
+        self._hasher = Hasher(con, after_commit) if after_commit is not None else None
+        self._checkpoint: ThreadPoolExecutor | None = None
+        self.lanes = [Lane(i, con, batch, commit_rows, self._hasher) for i in range(count)]
         self.jobs: set[Future] = set()  # submitted, not taken by `collect` yet
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # (future, lane, model)
         self.lane_of: dict[str, Lane] = {}  # model built in a lane -> the lane
@@ -195,8 +335,9 @@ class Lanes:
         self._committed_at: dict[str, int] = {}  # model built this run -> clock
         self._order: dict[str, int] = {}  # model -> its place in submission order
         self._built: dict[str, Built] = {}  # finished CTAS, not committed yet
-        self._committed: set[str] = set()  # committed, CTAS outcome not taken yet
+        self._committed: set[str] = set()  # committed (and hashed), not taken yet
         self._settled: dict[str, Any] = {}  # model -> after_commit's result, not taken yet
+        self.rows_built: dict[str, int] = {}  # model -> rows its CTAS wrote
 
     def build(self, model: str, table: str, query: str, reads: list[str],
               heavy: bool = False, name: str | None = None) -> None:
@@ -249,6 +390,8 @@ class Lanes:
         A failed statement raises LaneAborted with its model and error."""
         if not self.jobs:
             return []
+        if block and not any(lane.queued for lane in self.lanes):
+            self.release()  # only hashes could end: never wait on one that waits
         done = [self._done.get()] if block else []
         while True:
             try:
@@ -257,18 +400,25 @@ class Lanes:
                 break
         for future, lane, model in done:
             self.jobs.discard(future)
+            if lane is None:  # the hasher's: these tables are committed and hashed
+                settled = future.result()  # its failure is a LaneAborted already
+                self._settled.update(settled)
+                self._committed.update(settled)
+                continue
             lane.queued -= 1
             try:
                 outcome = future.result()
             except duckdb.Error as err:
                 raise LaneAborted(model or "?", err) from None
+            for hashing in outcome.hashing:
+                self._track(hashing, None, None)
             if model is None:  # a commit
                 lane.commit_requested = False
             else:
                 lane.heavy.discard(model)
                 self._built[model] = outcome
-            self._seen_commit(lane, outcome.committed)
-            self._settled.update(outcome.settled)
+                self.rows_built[model] = outcome.rows
+            self._seen_commit(lane, outcome.committed, hashed=self._hasher is None)
         ready = sorted((m for m in self._committed if m in self._built),
                        key=self._order.__getitem__)
         self._committed.difference_update(ready)
@@ -279,31 +429,75 @@ class Lanes:
             out.append((m, built))
         return out
 
+    def want(self, models) -> None:
+        """These models' tables are to be hashed now, not with the rest at the end."""
+        if self._hasher is not None:
+            self._hasher.want(models)
+
+    def release(self) -> None:
+        """Every table committed and to come is hashed at once (the end of the build)."""
+        if self._hasher is not None:
+            self._hasher.release()
+
+    def built(self) -> bool:
+        """Has every statement queued so far run and been committed? (Hashes may still
+        be running: they only read.)"""
+        return all(not lane.queued and not lane.uncommitted for lane in self.lanes)
+
+    def checkpoint(self) -> None:
+        """Once the last table is committed, DuckDB's checkpoint of what the build wrote
+        starts on a thread of its own (once a run), while the hasher goes on reading:
+        left to the publication's commit, the whole checkpoint ran alone there,
+        after the last hash (500 models on 1e5 rows: ~3 s of one core, a 380 MB WAL).
+        Best effort: when it cannot run now, the publication's commit does it."""
+        if self._checkpoint is None:
+            self._checkpoint = ThreadPoolExecutor(1, thread_name_prefix="strata-checkpoint")
+            self._checkpoint.submit(self._run_checkpoint)
+
+    def _run_checkpoint(self) -> None:
+        cursor = self._con.cursor()
+        try:
+            cursor.execute("CHECKPOINT")
+        except duckdb.Error:
+            pass  # another writer is open, or the file fails: publication will say
+        finally:
+            cursor.close()
+
     def abandon(self) -> None:
         """After a failure: let queued statements end (their errors do not matter) and
         roll back every open transaction."""
+        self.release()  # a hash waiting for its turn would never end otherwise
         wait(self.jobs)
         self.jobs.clear()
+        if self._hasher is not None:  # hashes asked for by jobs not collected yet
+            self._hasher.idle()
         for lane in self.lanes:
             lane.rollback()
 
     def close(self) -> None:
         for lane in self.lanes:
             lane.close()
+        if self._hasher is not None:
+            self._hasher.close()
+        if self._checkpoint is not None:
+            self._checkpoint.shutdown(wait=True)
 
-    def _seen_commit(self, lane: Lane, models: list[str]) -> None:
+    def _seen_commit(self, lane: Lane, models: list[str], hashed: bool) -> None:
+        """Committed: other lanes' transactions begun from now on see them. They are
+        handed out once hashed too (`hashed`, or when the hasher's job ends)."""
         if models:
             clock = self._tick()
             for m in models:
                 lane.uncommitted.discard(m)
                 self._committed_at[m] = clock
-            self._committed.update(models)
+            if hashed:
+                self._committed.update(models)
 
     def _tick(self) -> int:
         self._clock += 1
         return self._clock
 
-    def _track(self, future: Future, lane: Lane, model: str | None) -> None:
+    def _track(self, future: Future, lane: Lane | None, model: str | None) -> None:
         """Lanes report finished jobs through a queue: the main thread takes what has
         ended without scanning what still runs."""
         self.jobs.add(future)

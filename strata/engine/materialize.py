@@ -667,6 +667,7 @@ class Run:
         if not self._pipelines(name):
             waiting = [u for u in upstream if u in self.inflight]
             self.lanes.request_commit(self.lanes.lanes_holding(waiting))
+            self.lanes.want(waiting)
             return not waiting
         holding = self.lanes.lanes_holding(upstream)
         if len(holding) > 1 or self.lanes.behind_heavy(upstream):
@@ -706,12 +707,17 @@ class Run:
         """Until these models' statements are done, committed, checked and hashed."""
         while waiting := [m for m in models if m in self.inflight]:
             self.lanes.request_commit(self.lanes.lanes_holding(waiting))
+            self.lanes.want(waiting)
             self._collect(block=True)
 
     def _drain(self) -> None:
-        """The end of the build: every lane commits, every table is checked and hashed."""
+        """The end of the build: every lane commits, every table is checked and hashed;
+        the checkpoint starts as soon as the last table is committed (lanes.py)."""
         while self.lanes and (self.inflight or self.lanes.jobs):
             self.lanes.request_commit(self.lanes.lanes)
+            if self.lanes.built() and not self.building:
+                self.lanes.checkpoint()
+                self.lanes.release()
             self._collect(block=True)
 
     def _full(self, plan: Plan, code_fp: str, result: ModelResult,
@@ -781,6 +787,8 @@ class Run:
         table still being built counts as small."""
         for ref in plan.reads:
             rows = self.rows_of.get((ref.kind, ref.name))
+            if rows is None and ref.kind == "model" and self.lanes:  # built, not hashed yet
+                rows = self.lanes.rows_built.get(ref.name)
             if rows is None and ref.kind == "source":
                 return True
             if rows is None and ref.kind == "model" and ref.name not in self.inflight:
@@ -792,7 +800,7 @@ class Run:
 
     def _finish(self, name: str, built: Built) -> None:
         """A lane's committed table: its pins here on the main thread; its columns and
-        hash came with it (`_columns_and_hashes`, in the lane)."""
+        hash came with it (`_columns_and_hashes`, in the hasher)."""
         plan, code_fp, result, log, snap = self.inflight.pop(name)
         started = time.perf_counter()
         try:
@@ -972,8 +980,8 @@ def batch_columns(wh: Warehouse, names: list[str]) -> dict[str, list[tuple[str, 
 
 def _columns_and_hashes(con, tables: list[tuple[str, str]]) -> dict[str, tuple]:
     """model -> (columns, row hash) of tables just committed, one statement for the
-    batch; a build lane runs it on its own cursor right after its commit, so the
-    main thread does not hash (see strata/engine/lanes.py). The columns come from
+    batch; the lanes' hasher thread runs it on its own cursor right after a lane's
+    commit, so the main thread does not hash (see strata/engine/lanes.py). The columns come from
     binding each table, which reads no rows and, unlike duckdb_columns(), not the
     whole catalog either (that took 40% of a lane's time in a rerun of 500 models,
     1,000 snapshots in the file); the types read as DESCRIBE shows them."""

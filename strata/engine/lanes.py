@@ -181,12 +181,8 @@ class Hasher:
             self._closed = True
             self._cv.notify()
         self._thread.join()
-        if self._cursor is not None:
-            try:
-                self._cursor.close()
-            except duckdb.Error:
-                pass
-            self._cursor = None
+        _close_quietly(self._cursor)
+        self._cursor = None
 
 
 class Lane:
@@ -243,12 +239,8 @@ class Lane:
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
-        if self._cursor is not None:
-            try:
-                self._cursor.close()
-            except duckdb.Error:
-                pass
-            self._cursor = None
+        _close_quietly(self._cursor)
+        self._cursor = None
 
     # ------------------------------------------------------------ lane thread
     def _build(self, model: str, table: str, query: str, fresh: bool, name: str) -> Built:
@@ -502,3 +494,14 @@ class Lanes:
         ended without scanning what still runs."""
         self.jobs.add(future)
         future.add_done_callback(lambda f: self._done.put((f, lane, model)))
+
+
+def _close_quietly(cursor: duckdb.DuckDBPyConnection | None) -> None:
+    """Close a thread's cursor at the end of a run; a cursor the engine already
+    closed with a failed transaction has nothing left to release."""
+    if cursor is None:
+        return
+    try:
+        cursor.close()
+    except duckdb.Error:
+        pass

@@ -219,7 +219,9 @@ def _status_line(node: Node) -> str:
     if node.state is None:
         return ""
     text = node.state + (f": {node.reason}" if node.reason else "")
-    text += f", {node.rows} rows" if node.rows is not None else ""
+    # the rows of the snapshot the live view shows, apart from the state's reason
+    # (a failed pin's reason has a count of its own)
+    text += f" (live view: {node.rows} rows)" if node.rows is not None else ""
     return escape_unprintable(text)  # a reason may name a source
 
 

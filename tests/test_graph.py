@@ -139,7 +139,7 @@ def test_cli_formats_and_out(warehouse, tmp_path):
     result = _run("graph", JAFFLE, "-o", warehouse, "--format", "mermaid")
     assert result.returncode == 0, result.stderr
     for name in JAFFLE_MODELS:
-        assert f'["{name}<br/>up to date, ' in result.stdout
+        assert f'["{name}<br/>up to date (live view: ' in result.stdout
     result = _run("graph", JAFFLE, "--format", "dot", "--out", str(tmp_path / "g.dot"))
     assert result.returncode == 0 and (tmp_path / "g.dot").read_text().startswith("digraph")
     result = _run("graph", JAFFLE, cwd=tmp_path)  # html goes to graph.html by default

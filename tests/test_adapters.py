@@ -20,7 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import _unavailable
 from engine_adapters import engine_adapter, postgres_url  # noqa: F401  (the fixture)
+from real_engines import EngineUnavailable
 from sqlglot import exp
 
 from dialects import duckdb as duck
@@ -257,7 +259,10 @@ def connect_mode_undone(monkeypatch):
     """pyspark marks the process as Spark Connect's (SPARK_CONNECT_MODE_ENABLED) once a
     remote session exists, which would turn the session fixture's local Spark (and
     every later test's) into a Connect client: undone after the test."""
-    pytest.importorskip("grpc", reason="Spark Connect's client needs grpcio")
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        _unavailable(EngineUnavailable("Spark Connect's client needs grpcio"))
     monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "")
     monkeypatch.delenv("SPARK_CONNECT_MODE_ENABLED")
 
@@ -345,7 +350,7 @@ def _start_connect_server(directory: Path, port: int) -> subprocess.Popen:
     home = Path(pyspark.__file__).parent
     script = home / "sbin" / "start-connect-server.sh"
     if not script.exists() or not shutil.which("java"):
-        pytest.skip("no Spark Connect server script or no java")
+        _unavailable(EngineUnavailable("no Spark Connect server script or no java"))
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(directory / "logs"),
            "SPARK_PID_DIR": str(directory / "logs"), "SPARK_LOCAL_IP": "127.0.0.1"}
     metastore = f"jdbc:derby:;databaseName={directory / 'metastore_db'};create=true"

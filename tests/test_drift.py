@@ -453,7 +453,11 @@ model m {
 }
 """
     cases = [("n", "3 days", "E115"), ("n", "2.5", "E115"), ("d", "12 hours", "E115"),
-             ("k", "3", "E115"), ("d", "2 weeks", None), ("n", "100", None)]
+             ("k", "3", "E115"), ("d", "2 weeks", None), ("n", "100", None),
+             # past what an engine can subtract: a BIGINT literal, 2^63 microseconds
+             ("n", "9223372036854775808", "E036"),
+             ("n", "9223372036854775807", None),
+             ("d", "99999999999 weeks", "E115"), ("d", "15250 weeks", None)]
     for cdc, lookback, code in cases:
         module = load_module(write_module(tmp_path, text % (cdc, lookback)))
         codes = [d.code for d in module.diagnostics if d.severity == "error"]

@@ -24,6 +24,9 @@ PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "comp
 ON_DRIFT = ("recompute", "warn", "fail", "ignore")
 # lookback units, in seconds; a date cdc column takes whole days only
 UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+# the longest lookback every engine can subtract from a date or timestamp: an interval
+# of 2^63 microseconds (DuckDB's and Spark's bound; a number past BIGINT is E036 already)
+LOOKBACK_MAX_SECONDS = (2**63 - 1) // 1_000_000
 
 
 def check_model(r: Resolver, decl: ast.ModelDecl, plan: Plan,
@@ -240,6 +243,12 @@ def _lookback(r: Resolver, props: dict[str, ast.Property], strategy: str,
         unit = value.unit.lower().rstrip("s") if isinstance(value, ast.Duration) else None
         ok = (unit in UNITS and isinstance(value.count, int) and value.count >= 1
               and (kind == "timestamp" or UNITS[unit] % 86400 == 0))
+        if ok and value.count * UNITS[unit] > LOOKBACK_MAX_SECONDS:
+            r.error("E115", f"lookback `{_written(value)}` is longer than any engine's "
+                    f"interval (at most {LOOKBACK_MAX_SECONDS // 604800:,} weeks)",
+                    p.value_span, "a lookback longer than the data re-reads everything: "
+                    "use `strata run --full-refresh` instead")
+            return False
         if not ok:
             units = "days or weeks" if kind == "date" else "seconds, minutes, hours, days or weeks"
             r.error("E115", f"lookback `{_written(value)}` does not fit cdc_column of type "

@@ -189,6 +189,30 @@ def test_item7_leading_zeros_do_not_make_a_number_large(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize(("literal", "digits"), [
+    ("9" * 39, None),  # an integer: E036 as past BIGINT, tested above
+    ("9" * 38 + ".5", 39), ("0." + "0" * 37 + "1", 39), ("1" + "0" * 40 + ".0", 42)])
+def test_a_decimal_literal_wider_than_38_digits_is_E036(tmp_path: Path, literal: str,
+                                                        digits: int | None) -> None:
+    """DuckDB read a 40-digit decimal literal as a double (its digits silently lost),
+    PostgreSQL kept it exact and Spark refused it: past 38 digits no engine's decimal
+    means the same, so check refuses it, naming the digits it needs."""
+    path = tmp_path / "wide.strata"
+    path.write_text(f"source s {{ a: int }}\nmodel m {{\n  from s\n  derive x = {literal}\n}}\n")
+    proc = check(path)
+    assert_coded_failure(proc, "E036")
+    if digits is not None:
+        assert f"needs {digits} digits; a decimal holds at most 38" in proc.stdout + proc.stderr
+
+
+def test_a_38_digit_decimal_literal_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "wide.strata"
+    path.write_text("source s { a: int }\nmodel m {\n  from s\n  derive x = "
+                    + "9" * 36 + ".5, y = 0." + "0" * 36 + "1\n}\n")
+    proc = check(path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 # ---------------------------------------------------------------- item 8
 FIFTY_MB = 50 * 1024 * 1024
 MEMORY_LIMIT = 2 * 1024**3  # address space for the whole `strata check` process

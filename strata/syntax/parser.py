@@ -39,6 +39,14 @@ _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
 
 _INT_MAX = 2**63 - 1  # `int` is 64-bit (SPEC §1.3)
+_DECIMAL_DIGITS = 38  # the widest decimal DuckDB, PostgreSQL's typed columns and Spark share
+
+
+def _precision(value: Decimal) -> int:
+    """The digits a decimal literal's type needs (as the typer gives it: 0.001 is
+    decimal(4, 3))."""
+    digits = value.as_tuple()
+    return max(len(digits.digits), max(0, -digits.exponent) + 1)
 
 # a literal of the right shape whose values do not exist (2024-02-30, hour 25)
 _DATE_SHAPE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -420,6 +428,13 @@ class _ToAst(Transformer):
             raise fail("E036", f"the integer {_shown(children[0])} is out of range", self.S(meta),
                        f"int is 64-bit, up to {_INT_MAX}; for a larger number write a "
                        "double, e.g. 1e20")
+        if isinstance(value, Decimal) and _precision(value) > _DECIMAL_DIGITS:
+            # DuckDB read it as a double (precision silently lost), PostgreSQL kept it
+            # exact and Spark refused it: no decimal type means the same past 38 digits
+            raise fail("E036", f"the decimal {_shown(children[0])} needs "
+                       f"{_precision(value)} digits; a decimal holds at most "
+                       f"{_DECIMAL_DIGITS}", self.S(meta),
+                       "drop digits, or write it as a double with an exponent, e.g. 1.5e40")
         kind = "int" if isinstance(value, int) else ("decimal" if isinstance(value, Decimal) else "double")
         return ast.Literal(value, kind, self.S(meta))
 

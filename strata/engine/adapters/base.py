@@ -191,13 +191,19 @@ class Adapter(ABC):
         self.execute(exp.Create(this=exp.Table(db=exp.to_identifier(schema, quoted=True)),
                                 kind="SCHEMA", exists=True))
 
-    def create_table_as(self, target: Relation, query: exp.Expression) -> None:
+    def create_table_as(self, target: Relation, query: exp.Expression) -> int | None:
         """A new table holding the query's rows (never replacing one: snapshots are
-        immutable, a name already taken is a bug the engine reports)."""
+        immutable, a name already taken is a bug the engine reports). The rows it
+        wrote when the engine says so in the same round trip, else None."""
         properties = (exp.Properties(expressions=[p.copy() for p in self.table_properties])
                       if self.table_properties else None)
-        self.execute(exp.Create(this=target.table(), kind="TABLE", expression=query,
-                                properties=properties))
+        return self.execute_counted(exp.Create(this=target.table(), kind="TABLE",
+                                               expression=query, properties=properties))
+
+    def execute_counted(self, tree: exp.Expression) -> int | None:
+        """Run a statement that writes rows; how many, when the engine says (None)."""
+        self.execute(tree)
+        return None
 
     def create_view(self, target: Relation, query: exp.Expression) -> None:
         """CREATE OR REPLACE VIEW: a live view's switch to another snapshot."""
@@ -233,17 +239,140 @@ class Adapter(ABC):
         constant for no columns). Equal rows hash alike, a NULL differs from every
         value, and the columns' order matters."""
 
-    def row_hash_query(self, relation: exp.Expression, columns: list[str]) -> exp.Select:
+    def row_hash_query(self, relation: exp.Expression, columns: list[str],
+                       where: exp.Expression | None = None) -> exp.Select:
         wide = exp.DataType.build(self.hash_sum_type, dialect=self.dialect.sqlglot)
-        return row_hash_select(self.row_hash_expr(columns), wide, relation)
+        query = row_hash_select(self.row_hash_expr(columns), wide, relation)
+        return query.where(where) if where is not None else query
 
-    def row_hash(self, relation: exp.Expression, columns: list[str]) -> RowHash:
-        """The row-hash aggregate of a relation (a table node, or a subquery)."""
-        found = self.rows(self.row_hash_query(relation, columns))
+    def row_hash(self, relation: exp.Expression, columns: list[str],
+                 where: exp.Expression | None = None) -> RowHash:
+        """The row-hash aggregate of a relation (a table node, or a subquery), of the
+        rows meeting `where` when given."""
+        found = self.rows(self.row_hash_query(relation, columns, where))
         if not found:
             return EMPTY
         count, total, xor = found[0]
         return RowHash(int(count), int(total), int(xor))
+
+    # ------------------------------------------------------------ run primitives
+    # What a run's build needs (strata.engine.materialize, lanes, incremental, sources).
+    # Does a run relink a model's canonical text (rendered once, as DuckDB SQL, for its
+    # code fingerprint) instead of rendering its tree again? Only where that text is
+    # this engine's own SQL; `build_table` then gets text, not a tree.
+    relinks_canonical_text: bool = False
+    # Can drift detection hash a model's settled rows in the same scan as its
+    # source's fingerprint? (The folded scan is DuckDB text: strata.engine.sources.)
+    folds_split_scans: bool = False
+
+    @property
+    def batches_builds(self) -> bool:
+        """Do a run's CREATE TABLEs share build transactions (many tables to one
+        commit)? Only with transactional DDL; elsewhere each one commits alone."""
+        return self.transactional
+
+    def engine_errors(self) -> tuple[type[BaseException], ...]:
+        """What this engine's statements raise when they fail (a run turns them into
+        coded errors naming the model)."""
+        return ()
+
+    def missing_relation(self, err: BaseException) -> bool:
+        """Does `err` say a table or view does not exist? (A source's table: E071.)"""
+        return False
+
+    def bad_value(self, err: BaseException) -> bool:
+        """Does `err` say a value does not fit its type? (A source's data: E072.)"""
+        return False
+
+    def lane(self) -> Adapter:
+        """A connection of its own for a build lane's thread (strata.engine.lanes),
+        without the writer lock: its own transactions on the same warehouse. An
+        engine whose session is thread-safe and has no transactions returns itself."""
+        return self
+
+    def close_lane(self, lane: Adapter) -> None:
+        if lane is not self:
+            lane.close()
+
+    def build_table(self, target: Relation, query: exp.Expression | None,
+                    text: str | None = None) -> int:
+        """CREATE TABLE target AS query, and the rows it holds (counted by a query of
+        its own where the engine does not say). `text` is the query rendered for this
+        engine already; an engine that relinks canonical text may get only text."""
+        if query is None:
+            raise TypeError(f"{type(self).__name__} builds from a tree, not from text")
+        rows = self.create_table_as(target, query)
+        return self.count(target.table()) if rows is None else int(rows)
+
+    def count(self, relation: exp.Expression, where: exp.Expression | None = None) -> int:
+        query = exp.select(count_star()).from_(relation)
+        (found,) = self.rows(query.where(where) if where is not None else query)[0]
+        return int(found)
+
+    def checkpoint(self) -> None:
+        """Write what the build logged into the database file, where the engine keeps a
+        write-ahead log of its own to fold (DuckDB); nothing elsewhere."""
+
+    def columns_many(self, schema: str, names: list[str]) -> dict[str, list[tuple[str, str]]]:
+        """(column, type) of many tables of one schema; a catalogue query each unless
+        the engine answers for all at once."""
+        return {n: self.columns(Relation(schema, n)) for n in names}
+
+    def snapshot_columns(self, target: Relation) -> list[tuple[str, str]]:
+        """(column, type) of a snapshot table, as its content hash records them."""
+        return self.columns(target)
+
+    def row_hashes(self, relations: list[tuple[exp.Expression, list[str]]]) -> list[RowHash]:
+        """The row-hash aggregates of many (relation, columns) in one statement: the
+        rows' hashes of all of them in one UNION ALL, aggregated per relation."""
+        if len(relations) <= 1:
+            return [self.row_hash(r, c) for r, c in relations]
+        parts = [exp.select(exp.alias_(exp.Literal.number(i), "__i"),
+                            exp.alias_(self.row_hash_expr(columns), "__h")).from_(relation)
+                 for i, (relation, columns) in enumerate(relations)]
+        union = parts[0]
+        for part in parts[1:]:
+            union = exp.union(union, part, distinct=False)
+        wide = exp.DataType.build(self.hash_sum_type, dialect=self.dialect.sqlglot)
+        aggregate = row_hash_select(exp.column("__h"), wide,
+                                    exp.Subquery(this=union, alias=exp.TableAlias(
+                                        this=exp.to_identifier("__u"))))
+        aggregate = aggregate.select(exp.column("__i"), append=True).group_by(
+            exp.column("__i"))
+        found = {int(r[3]): RowHash(int(r[0]), int(r[1]), int(r[2]))
+                 for r in self.rows(aggregate)}
+        return [found.get(i, EMPTY) for i in range(len(relations))]
+
+    def hash_tables(self, schema: str, names: list[str]
+                    ) -> dict[str, tuple[list[tuple[str, str]], RowHash]]:
+        """name -> (columns, row hash) of tables just built: what a run records of a
+        new snapshot (strata.engine.lanes runs it on the hasher's connection)."""
+        columns = (self.columns_many(schema, names) if len(names) > 1
+                   else {n: self.snapshot_columns(Relation(schema, n)) for n in names})
+        hashes = self.row_hashes([(Relation(schema, n).table(), [c for c, _ in columns[n]])
+                                  for n in names])
+        return {n: (columns[n], h) for n, h in zip(names, hashes, strict=True)}
+
+    def physical_name(self, logical: str) -> str:
+        """The name a table gets in the engine for a snapshot, layer or loaded source
+        named `logical` (strata's own names: snap_<run>_<model>, ...). Identity
+        where the engine keeps any name as given; injective everywhere."""
+        return logical
+
+    def reads_file(self, path: str) -> bool:
+        """Can a query read this file in place? Else a run loads it into a table
+        (`load_table`) and reads that."""
+        return self.dialect.reads_files
+
+    def load_table(self, target: Relation, data) -> None:
+        """A new table holding an Arrow table's rows (a file source, read locally)."""
+        raise NotImplementedError(f"{type(self).__name__} reads files in place")
+
+    def in_list(self, column: exp.Expression, values) -> tuple[exp.Expression, list | None]:
+        """`column IN (values)` for many text values, and the statement's parameters
+        (None: none; the values are literals). For `rows(tree, params)`."""
+        return exp.In(this=column, expressions=[exp.Literal.string(str(v)) for v in values]
+                      ) if values else exp.false(), None
 
 
 def engine_failure(where: str, err: BaseException | str, secret: str | None = None

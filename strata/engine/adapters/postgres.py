@@ -35,6 +35,7 @@ from strata.engine.locations import PostgresURL
 # or the login's defaults
 SESSION = {"TimeZone": "UTC", "DateStyle": "ISO, YMD", "IntervalStyle": "postgres",
            "extra_float_digits": "1", "bytea_output": "hex"}
+MAX_NAME_BYTES = 63  # NAMEDATALEN - 1
 
 
 def lock_key(database: str, schema: str = INTERNAL) -> int:
@@ -149,14 +150,68 @@ class PostgresAdapter(Adapter):
         self.con.autocommit = True
 
     # ------------------------------------------------------------ statements
-    def execute(self, tree: exp.Expression) -> None:
+    def execute(self, tree: exp.Expression, params: list | None = None) -> None:
         with self.con.cursor() as cur:
-            cur.execute(self.render(tree).encode())
+            cur.execute(self.render(tree).encode(), params)
 
-    def rows(self, tree: exp.Expression) -> list[tuple]:
+    def rows(self, tree: exp.Expression, params: list | None = None) -> list[tuple]:
+        with self.con.cursor() as cur:
+            cur.execute(self.render(tree).encode(), params)
+            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+
+    def execute_counted(self, tree: exp.Expression) -> int | None:
+        """CREATE TABLE AS reports its rows in the command tag (`SELECT n`)."""
         with self.con.cursor() as cur:
             cur.execute(self.render(tree).encode())
-            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+            return cur.rowcount if cur.rowcount >= 0 else None
+
+    # ------------------------------------------------------------ run primitives
+    def engine_errors(self) -> tuple[type[BaseException], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
+    def missing_relation(self, err: BaseException) -> bool:
+        import psycopg
+
+        return isinstance(err, (psycopg.errors.UndefinedTable,
+                                psycopg.errors.InvalidSchemaName))
+
+    def bad_value(self, err: BaseException) -> bool:
+        import psycopg
+
+        return isinstance(err, psycopg.errors.DataError)
+
+    def lane(self) -> PostgresAdapter:
+        """A connection of its own, without the lock (this process holds it): the
+        lane's transactions are its own, as on DuckDB."""
+        return type(self).open(self.location, write=False)
+
+    def physical_name(self, logical: str) -> str:
+        """PostgreSQL cuts a name past 63 bytes (silently, so two long names could meet):
+        a long one keeps its head and gets a hash of the whole for a tail."""
+        if len(logical.encode()) <= MAX_NAME_BYTES:
+            return logical
+        tail = "_" + hashlib.sha256(logical.encode()).hexdigest()[:16]
+        head = logical.encode()[:MAX_NAME_BYTES - len(tail)].decode(errors="ignore")
+        return head + tail
+
+    def reads_file(self, path: str) -> bool:
+        return False
+
+    def load_table(self, target: Relation, columns: list[tuple[str, exp.DataType]],
+                   batches) -> None:
+        """CREATE TABLE with the declared types, then COPY the rows in (Arrow record
+        batches, read locally): one round trip per batch, no INSERT per row."""
+        schema = exp.Schema(this=target.table(), expressions=[
+            exp.ColumnDef(this=exp.to_identifier(n, quoted=True), kind=t.copy())
+            for n, t in columns])
+        self.execute(exp.Create(this=schema, kind="TABLE"))
+        copy = exp.Copy(this=target.table(), kind=True, files=[exp.var("STDIN")])
+        with self.con.cursor() as cur, cur.copy(self.render(copy).encode()) as out:
+            for batch in batches:
+                for row in zip(*[c.to_pylist() for c in batch.columns], strict=True):
+                    out.write_row(row)
 
     # ------------------------------------------------------------ catalogue
     def relations(self, schema: str) -> dict[str, str]:

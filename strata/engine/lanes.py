@@ -1,5 +1,7 @@
 """Build lanes: worker threads that run a run's CREATE TABLE statements side by side,
-each on its own DuckDB cursor and in its own build transactions.
+each on a connection of its own (`Adapter.lane()`: a DuckDB cursor, a PostgreSQL
+connection; Spark's one thread-safe session) and, where DDL is transactional, in
+its own build transactions (Spark: each CREATE TABLE commits alone).
 
 Why lanes and not a pool: a trivial model's CTAS costs about as much as a commit,
 so tables are created many to a transaction; a transaction only sees its own tables
@@ -31,13 +33,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-import duckdb
+from sqlglot import exp
+
+from strata.engine.adapters.base import Adapter, Relation
 
 
 class LaneAborted(Exception):
     """A lane's statement failed (`model`'s, or one queued before it in the lane)."""
 
-    def __init__(self, model: str, error: duckdb.Error):
+    def __init__(self, model: str, error: BaseException):
         super().__init__(model)
         self.model = model
         self.error = error
@@ -56,8 +60,8 @@ class Built:
     settled: dict[str, Any] = field(default_factory=dict)
 
 
-# (cursor, [(model, table name)] just committed) -> {model: anything}; runs in the hasher
-AfterCommit = Callable[[duckdb.DuckDBPyConnection, list[tuple[str, str]]], dict[str, Any]]
+# (the hasher's connection, [(model, table name)] just committed) -> {model: anything}
+AfterCommit = Callable[[Adapter, list[tuple[str, str]]], dict[str, Any]]
 
 
 class Hasher:
@@ -75,10 +79,11 @@ class Hasher:
 
     ROW_GROUP = 122_880  # DuckDB's rows per row group: smaller tables go through the WAL
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, after_commit: AfterCommit):
-        self._con = con
+    def __init__(self, adapter: Adapter, after_commit: AfterCommit):
+        self._adapter = adapter
+        self._errors = adapter.engine_errors()
         self._after_commit = after_commit
-        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._cursor: Adapter | None = None
         self._cv = threading.Condition()
         self._jobs: list[tuple[list[tuple[str, str]], Future]] = []  # not started
         self._wanted: set[str] = set()
@@ -153,20 +158,14 @@ class Hasher:
         if not tables:
             return {}
         if self._cursor is None:
-            self._cursor = self._con.cursor()
+            self._cursor = self._adapter.lane()
         cursor = self._cursor
         try:
             # a transaction of its own, begun now: one left open by an earlier job's
             # result (a bound relation keeps one) would not see this commit's tables
-            cursor.execute("BEGIN TRANSACTION")
-            out = self._after_commit(cursor, tables)
-            cursor.execute("COMMIT")
-            return out
-        except duckdb.Error as err:
-            try:
-                cursor.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
+            with cursor.transaction():
+                return self._after_commit(cursor, tables)
+        except self._errors as err:
             raise LaneAborted(tables[-1][0], err) from None
 
     def idle(self) -> None:
@@ -181,27 +180,30 @@ class Hasher:
             self._closed = True
             self._cv.notify()
         self._thread.join()
-        _close_quietly(self._cursor)
+        _close_quietly(self._adapter, self._cursor)
         self._cursor = None
 
 
 class Lane:
     """One worker thread with its own cursor; its jobs run in the order queued."""
 
-    def __init__(self, index: int, con: duckdb.DuckDBPyConnection, batch: int,
+    def __init__(self, index: int, adapter: Adapter, batch: int,
                  commit_rows: int, hasher: Hasher | None = None):
         self.index = index
-        self._con = con
+        self._adapter = adapter
+        self._errors = adapter.engine_errors()
+        self._transactional = adapter.batches_builds
         self._hasher = hasher
-        self._batch = batch  # tables to a transaction
+        # tables to a transaction (one where each CREATE TABLE commits by itself)
+        self._batch = batch if self._transactional else 1
         self._commit_rows = commit_rows  # a table this large commits at once
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"strata-lane{index}")
-        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._cursor: Adapter | None = None
         # the lane thread's own state (read by the main thread only when idle)
         self._open: list[str] = []  # models whose tables the open transaction holds
         self._tables: dict[str, str] = {}  # model -> its table, while held open
         self._rows: dict[str, int] = {}  # model -> its table's rows, while held open
-        self._failure: tuple[str, duckdb.Error] | None = None
+        self._failure: tuple[str, BaseException] | None = None
         # the main thread's view of the lane
         self.uncommitted: set[str] = set()  # submitted, commit not seen yet
         self.fresh_clock = 0  # commits seen up to here are visible to its transaction
@@ -210,15 +212,15 @@ class Lane:
         self.heavy: set[str] = set()  # heavy statements queued or running
 
     # ------------------------------------------------------------ main thread
-    def build(self, model: str, table: str, query: str, fresh: bool,
-              name: str | None = None) -> Future:
-        """CREATE TABLE `table` AS `query`; with `fresh`, in a transaction begun after
-        this call (the statement reads tables committed elsewhere). `name` is the
-        table's own name, as `after_commit` gets it."""
+    def build(self, model: str, target: Relation, query: exp.Expression | None,
+              text: str | None, fresh: bool) -> Future:
+        """CREATE TABLE `target` AS `query` (or its `text`, rendered for the engine
+        already); with `fresh`, in a transaction begun after this call (the statement
+        reads tables committed elsewhere)."""
         self.queued += 1
         self.uncommitted.add(model)
         self.commit_requested = False  # a commit queued before does not cover this one
-        return self._executor.submit(self._build, model, table, query, fresh, name or table)
+        return self._executor.submit(self._build, model, target, query, text, fresh)
 
     def commit(self) -> Future:
         self.queued += 1
@@ -227,10 +229,10 @@ class Lane:
 
     def rollback(self) -> None:
         """After a failure, once no job runs: the open transaction's tables go."""
-        if self._open and self._cursor is not None:
+        if self._open and self._cursor is not None and self._transactional:
             try:
-                self._cursor.execute("ROLLBACK")
-            except duckdb.Error:
+                self._cursor.rollback()
+            except self._errors:
                 pass  # already aborted by the failed statement
         self._open.clear()
         self._tables.clear()
@@ -239,27 +241,28 @@ class Lane:
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
-        _close_quietly(self._cursor)
+        _close_quietly(self._adapter, self._cursor)
         self._cursor = None
 
     # ------------------------------------------------------------ lane thread
-    def _build(self, model: str, table: str, query: str, fresh: bool, name: str) -> Built:
+    def _build(self, model: str, target: Relation, query: exp.Expression | None,
+               text: str | None, fresh: bool) -> Built:
         if self._failure is not None:
             raise LaneAborted(*self._failure)
         cursor = self._cursor_()
         hashing: list[Future] = []
         committed = self._commit_open(hashing) if fresh and self._open else []
         try:
-            if not self._open:
-                cursor.execute("BEGIN TRANSACTION")
+            if not self._open and self._transactional:
+                cursor.begin()
             started = time.perf_counter()
-            (rows,) = cursor.execute(f"CREATE TABLE {table} AS {query}").fetchone()
+            rows = cursor.build_table(target, query, text)
             seconds = time.perf_counter() - started
-        except duckdb.Error as err:
+        except self._errors as err:
             self._fail(model, err)
             raise
         self._open.append(model)
-        self._tables[model] = name
+        self._tables[model] = target.name
         self._rows[model] = rows
         if rows >= self._commit_rows or len(self._open) >= self._batch:
             committed += self._commit_open(hashing)
@@ -276,8 +279,9 @@ class Lane:
         """Commit the open transaction, then hand its tables to the hasher (its job
         into `hashing`); a failure names the last model it held."""
         try:
-            self._cursor_().execute("COMMIT")
-        except duckdb.Error as err:
+            if self._transactional:
+                self._cursor_().commit()
+        except self._errors as err:
             self._fail(self._open[-1], err)
             raise LaneAborted(*self._failure) from err
         done, self._open = self._open, []
@@ -287,20 +291,21 @@ class Lane:
             hashing.append(self._hasher.submit(tables, rows))
         return done
 
-    def _fail(self, model: str, err: duckdb.Error) -> None:
+    def _fail(self, model: str, err: BaseException) -> None:
         """Later jobs of this lane will not run; its open transaction is gone."""
         self._failure = (model, err)
         try:
-            self._cursor_().execute("ROLLBACK")
-        except duckdb.Error:
+            if self._transactional:
+                self._cursor_().rollback()
+        except self._errors:
             pass
         self._open.clear()
         self._tables.clear()
         self._rows.clear()
 
-    def _cursor_(self) -> duckdb.DuckDBPyConnection:
+    def _cursor_(self) -> Adapter:
         if self._cursor is None:
-            self._cursor = self._con.cursor()
+            self._cursor = self._adapter.lane()
         return self._cursor
 
 
@@ -314,12 +319,14 @@ class Lanes:
     reads a table committed later (in another lane, or on the main connection) asks
     its lane to commit and begin again."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, count: int, batch: int,
+    def __init__(self, adapter: Adapter, count: int, batch: int,
                  commit_rows: int, after_commit: AfterCommit | None = None):
-        self._con = con
-        self._hasher = Hasher(con, after_commit) if after_commit is not None else None
+        self._adapter = adapter
+        self._errors = adapter.engine_errors()
+        self._hasher = Hasher(adapter, after_commit) if after_commit is not None else None
         self._checkpoint: ThreadPoolExecutor | None = None
-        self.lanes = [Lane(i, con, batch, commit_rows, self._hasher) for i in range(count)]
+        self.lanes = [Lane(i, adapter, batch, commit_rows, self._hasher)
+                      for i in range(count)]
         self.jobs: set[Future] = set()  # submitted, not taken by `collect` yet
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # (future, lane, model)
         self.lane_of: dict[str, Lane] = {}  # model built in a lane -> the lane
@@ -331,9 +338,9 @@ class Lanes:
         self._settled: dict[str, Any] = {}  # model -> after_commit's result, not taken yet
         self.rows_built: dict[str, int] = {}  # model -> rows its CTAS wrote
 
-    def build(self, model: str, table: str, query: str, reads: list[str],
-              heavy: bool = False, name: str | None = None) -> None:
-        """Queue `CREATE TABLE table AS query` for `model`, which reads the models
+    def build(self, model: str, target: Relation, query: exp.Expression | None,
+              text: str | None, reads: list[str], heavy: bool = False) -> None:
+        """Queue `CREATE TABLE target AS query` for `model`, which reads the models
         `reads`: at most one lane may hold them uncommitted (see `lanes_holding`).
 
         A `heavy` statement (a large input: it may run long) first commits what its
@@ -353,7 +360,7 @@ class Lanes:
             lane.fresh_clock = self._clock
         self._order[model] = len(self._order)
         self.lane_of[model] = lane
-        self._track(lane.build(model, table, query, fresh, name), lane, model)
+        self._track(lane.build(model, target, query, text, fresh), lane, model)
 
     def behind_heavy(self, reads: list[str]) -> bool:
         """Would a statement reading `reads` queue behind a heavy statement it does not
@@ -400,7 +407,7 @@ class Lanes:
             lane.queued -= 1
             try:
                 outcome = future.result()
-            except duckdb.Error as err:
+            except self._errors as err:
                 raise LaneAborted(model or "?", err) from None
             for hashing in outcome.hashing:
                 self._track(hashing, None, None)
@@ -447,13 +454,13 @@ class Lanes:
             self._checkpoint.submit(self._run_checkpoint)
 
     def _run_checkpoint(self) -> None:
-        cursor = self._con.cursor()
+        cursor = self._adapter.lane()
         try:
-            cursor.execute("CHECKPOINT")
-        except duckdb.Error:
+            cursor.checkpoint()
+        except self._errors:
             pass  # another writer is open, or the file fails: publication will say
         finally:
-            cursor.close()
+            _close_quietly(self._adapter, cursor)
 
     def abandon(self) -> None:
         """After a failure: let queued statements end (their errors do not matter) and
@@ -496,12 +503,12 @@ class Lanes:
         future.add_done_callback(lambda f: self._done.put((f, lane, model)))
 
 
-def _close_quietly(cursor: duckdb.DuckDBPyConnection | None) -> None:
-    """Close a thread's cursor at the end of a run; a cursor the engine already
+def _close_quietly(adapter: Adapter, cursor: Adapter | None) -> None:
+    """Close a thread's connection at the end of a run; one the engine already
     closed with a failed transaction has nothing left to release."""
     if cursor is None:
         return
     try:
-        cursor.close()
-    except duckdb.Error:
+        adapter.close_lane(cursor)
+    except adapter.engine_errors():
         pass

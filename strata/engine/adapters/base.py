@@ -368,6 +368,21 @@ class Adapter(ABC):
         """A new table holding an Arrow table's rows (a file source, read locally)."""
         raise NotImplementedError(f"{type(self).__name__} reads files in place")
 
+    def rows_text(self, text: str) -> list[tuple]:
+        """The rows of a statement rendered for this engine already (from a tree, by
+        `render` or this dialect's `render`: pins keep the text of what they ran)."""
+        raise NotImplementedError
+
+    def file_failure(self, err: BaseException) -> StrataError | None:
+        """E070 when `err` is the warehouse's own storage failing (not a model's data);
+        None where the engine cannot tell (its server says what failed)."""
+        return None
+
+    def damaged_storage(self, err: BaseException) -> bool:
+        """Does `err`, raised reading one table, show that table's storage damaged (so
+        the snapshot holding it is quarantined)? Only where the engine checks it."""
+        return False
+
     def in_list(self, column: exp.Expression, values) -> tuple[exp.Expression, list | None]:
         """`column IN (values)` for many text values, and the statement's parameters
         (None: none; the values are literals). For `rows(tree, params)`."""

@@ -154,6 +154,23 @@ class DuckDBAdapter(Adapter):
     def checkpoint(self) -> None:
         self.con.execute("CHECKPOINT")
 
+    def drop(self, target: Relation, kind: str) -> None:
+        self.con.execute(f"DROP {'VIEW' if kind == 'view' else 'TABLE'} IF EXISTS "
+                         f"{_quoted(target.schema)}.{_quoted(target.name)}")
+
+    def rows_text(self, text: str) -> list[tuple]:
+        return self.con.execute(text).fetchall()
+
+    def file_failure(self, err: BaseException):
+        from strata.engine.warehouse import file_failure
+
+        return file_failure(self.location.path, err)
+
+    def damaged_storage(self, err: BaseException) -> bool:
+        from strata.engine.warehouse import damaged_storage
+
+        return damaged_storage(self.location.path, err)
+
     def columns_many(self, schema: str, names: list[str]) -> dict[str, list[tuple[str, str]]]:
         """One catalogue query for many tables (types as DESCRIBE shows them, which is
         what `verify` recomputes the hash with)."""

@@ -159,6 +159,11 @@ class PostgresAdapter(Adapter):
             cur.execute(self.render(tree).encode(), params)
             return [tuple(r) for r in cur.fetchall()] if cur.description else []
 
+    def rows_text(self, text: str) -> list[tuple]:
+        with self.con.cursor() as cur:
+            cur.execute(text.encode())
+            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+
     def execute_counted(self, tree: exp.Expression) -> int | None:
         """CREATE TABLE AS reports its rows in the command tag (`SELECT n`)."""
         with self.con.cursor() as cur:

@@ -311,11 +311,57 @@ class SparkAdapter(Adapter):
     commit = rollback = begin
 
     # ------------------------------------------------------------ statements
-    def execute(self, tree: exp.Expression) -> None:
+    def execute(self, tree: exp.Expression, params: list | None = None) -> None:
         self.session.sql(self.render(tree)).collect()
 
-    def rows(self, tree: exp.Expression) -> list[tuple]:
+    def rows(self, tree: exp.Expression, params: list | None = None) -> list[tuple]:
         return [tuple(r) for r in self.session.sql(self.render(tree)).collect()]
+
+    def rows_text(self, text: str) -> list[tuple]:
+        return [tuple(r) for r in self.session.sql(text).collect()]
+
+    # ------------------------------------------------------------ run primitives
+    def engine_errors(self) -> tuple[type[BaseException], ...]:
+        from pyspark.errors import PySparkException
+
+        return (PySparkException,)
+
+    def missing_relation(self, err: BaseException) -> bool:
+        return any(k in str(err) for k in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND",
+                                           "PATH_NOT_FOUND"))
+
+    def bad_value(self, err: BaseException) -> bool:
+        return any(k in str(err) for k in ("CAST_INVALID_INPUT", "NUMERIC_VALUE_OUT_OF_RANGE",
+                                           "CAST_OVERFLOW"))
+
+    def physical_name(self, logical: str) -> str:
+        """The Hive catalogue keeps only [a-z0-9_] (it lower-cases the rest): lower-case
+        letters, digits and `_` stay, `_` is doubled, anything else becomes _xHHHH_.
+        Injective, so two models never share a table."""
+        out = []
+        for ch in logical:
+            if ch == "_":
+                out.append("__")
+            elif ch.isascii() and (ch.islower() or ch.isdigit()):
+                out.append(ch)
+            else:
+                out.append(f"_x{ord(ch):04x}_")
+        return "".join(out)
+
+    def reads_file(self, path: str) -> bool:
+        """Parquet in place; a CSV is loaded (Spark's CSV reader infers other types)."""
+        return path.lower().endswith((".parquet", ".pq"))
+
+    def load_table(self, target: Relation, columns: list[tuple[str, exp.DataType]],
+                   batches) -> None:
+        """The rows as an Arrow table into a Parquet table (Spark Connect uploads it)."""
+        import pyarrow as pa
+
+        data = pa.Table.from_batches(list(batches))
+        frame = self.session.createDataFrame(data)
+        # the parts are physical names ([a-z0-9_]): no quoting (saveAsTable's name
+        # parser refuses some quoted names the SQL parser reads)
+        frame.write.format("parquet").saveAsTable(f"{target.schema}.{target.name}")
 
     # ------------------------------------------------------------ catalogue
     def relations(self, schema: str) -> dict[str, str]:

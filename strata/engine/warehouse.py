@@ -27,6 +27,11 @@ from sqlglot import exp
 
 from dialects.duckdb import is_database_file as _database_file
 from strata.diagnostics import StrataError, fail
+from strata.engine import bookkeeping as B
+from strata.engine.adapters import open_adapter
+from strata.engine.adapters.base import Adapter, Relation, engine_failure
+from strata.engine.adapters.duckdb import DuckDBAdapter
+from strata.engine.locations import DuckDBFile, Location, parse_location
 from strata.textsafe import escape_unprintable
 
 INTERNAL = "strata_internal"
@@ -120,24 +125,69 @@ def _check_location(target: Path, path: str, create: bool) -> None:
                    "Parquet file is read through a source: source s = file 'path' { ... }")
 
 
+class NotDuckDB(TypeError):
+    """`wh.con` / `wh.execute` (DuckDB text) asked of a warehouse on another engine:
+    a bug in the caller, which must go through `wh.adapter` there. Loud on purpose:
+    DuckDB text sent to PostgreSQL or Spark would fail later and less clearly."""
+
+
 @dataclass
 class Warehouse:
-    path: str
-    con: duckdb.DuckDBPyConnection
+    """The warehouse a command works on: its engine behind `adapter` (every engine),
+    the bookkeeping tables in the internal schema, and the writer lock while open
+    for writing. `label` is what messages show (the DuckDB path; another engine's
+    location with its password hidden). `con` is the DuckDB connection, for the
+    DuckDB-only fast paths; on another engine it raises NotDuckDB."""
+
+    path: str  # the DuckDB file, or (another engine) the same text as `label`
+    _con: duckdb.DuckDBPyConnection | None
     read_only: bool = False
     _internal_ready: bool = False
     # why a caller that asked to write got the file read-only (open_to_record), or None
     unwritable: str | None = None
+    adapter: Adapter | None = None
+    label: str = ""
+    location: Location | None = None
+
+    def __post_init__(self) -> None:
+        if self.adapter is None:  # a DuckDB connection: its adapter wraps it
+            self.location = self.location or DuckDBFile(self.path)
+            self.adapter = DuckDBAdapter(self.location, self._con)
+            self.adapter.locked = not self.read_only
+        self.label = self.label or self.path
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise NotDuckDB(f"the warehouse `{self.label}` is not a DuckDB file: "
+                            "go through wh.adapter")
+        return self._con
+
+    @con.setter
+    def con(self, value) -> None:  # tests wrap the connection to count statements
+        self._con = value
+        if isinstance(self.adapter, DuckDBAdapter):
+            self.adapter.con = value
+
+    @property
+    def on_duckdb(self) -> bool:
+        """Is `con` there (the DuckDB-only fast paths may run)?"""
+        return self._con is not None
 
     # ------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str, read_only: bool = False, create: bool = True,
              lock_timeout: float | None = None) -> Warehouse:
-        """Open (and create) the warehouse. Another process holding it is E075
-        after waiting up to `lock_timeout` seconds (STRATA_LOCK_TIMEOUT, default 10)."""
+        """Open (and create) the warehouse `-o` names (a DuckDB file path, a
+        postgresql:// URL, spark:DIR or sc://HOST:PORT; E070 for anything else).
+        Another process holding it is E075 after waiting up to `lock_timeout` seconds
+        (STRATA_LOCK_TIMEOUT, default 10)."""
+        location = parse_location(path)
+        timeout = lock_timeout if lock_timeout is not None else env_lock_timeout()
+        if not isinstance(location, DuckDBFile):
+            return cls._open_engine(location, read_only, create, timeout)
         target = Path(path)
         _check_location(target, path, create)
-        timeout = lock_timeout if lock_timeout is not None else env_lock_timeout()
         deadline = time.monotonic() + timeout
         said = False
         while True:
@@ -180,6 +230,28 @@ class Warehouse:
         return wh
 
     @classmethod
+    def _open_engine(cls, location: Location, read_only: bool, create: bool,
+                     timeout: float) -> Warehouse:
+        """A warehouse on a database server or Spark: the adapter connects (and, to
+        write, takes the writer lock). Without `create`, a database with no strata
+        warehouse in it is E070, as a missing DuckDB file is."""
+        adapter = open_adapter(location, write=not read_only, lock_timeout=timeout)
+        label = location.redacted()
+        wh = cls(label, None, read_only, adapter=adapter, label=label, location=location)
+        try:
+            if not create and not wh.has_internal():
+                raise fail("E070", f"no warehouse at `{label}`", None,
+                           f"run `strata run MODULE -o {label}` first")
+            if read_only:
+                wh._check_version()
+            else:
+                wh._setup()
+        except BaseException:
+            adapter.close()
+            raise
+        return wh
+
+    @classmethod
     def open_to_record(cls, path: str) -> Warehouse:
         """For a command that reads and records what it found (verify's quarantine):
         writable when this process may write the file, else read-only with
@@ -219,81 +291,76 @@ class Warehouse:
             return
         try:
             with self.transaction():  # all of it or nothing, should we be killed here
-                for statement in _SETUP:
-                    self.con.execute(statement)
-                self.con.execute(f"INSERT OR REPLACE INTO {internal('meta')} VALUES "
-                                 "('schema_version', ?)", [str(SCHEMA_VERSION)])
-                self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {q(MAIN_BRANCH)}")
+                if self.on_duckdb:
+                    for statement in _SETUP:
+                        self.con.execute(statement)
+                    self.con.execute(f"INSERT OR REPLACE INTO {internal('meta')} VALUES "
+                                     "('schema_version', ?)", [str(SCHEMA_VERSION)])
+                else:
+                    B.setup(self.adapter)
+                self.adapter.create_schema(MAIN_BRANCH)
         except duckdb.Error as err:
             raise fail("E070", f"cannot prepare the warehouse `{self.path}`: {err}") from None
+        except self.adapter.engine_errors() as err:  # psycopg's, pyspark's
+            raise engine_failure(self.label, err) from None
+        self._internal_ready = True
 
     def _check_version(self) -> None:
-        try:
-            row = self.con.execute(
-                f"SELECT value FROM {internal('meta')} WHERE key = 'schema_version'").fetchone()
-        except duckdb.CatalogException:
-            return  # a fresh file; read-only callers see no history
-        if row is not None and int(row[0]) != SCHEMA_VERSION:
-            raise fail("E083", f"the warehouse `{self.path}` has layout version {row[0]}; this "
-                       f"strata reads version {SCHEMA_VERSION}")
+        if not self.has_internal():
+            return  # a fresh warehouse; read-only callers see no history
+        row = next(iter(self.adapter.rows(B.layout_version())), None)
+        want = SCHEMA_VERSION if self.on_duckdb else B.LAYOUT_VERSION
+        if row is not None and int(row[0]) != want:
+            raise fail("E083", f"the warehouse `{self.label}` has layout version {row[0]}; "
+                       f"this strata reads version {want}")
 
     def close(self) -> None:
-        self.con.close()
+        self.adapter.close()
 
     # ------------------------------------------------------------ helpers
     def sql(self, tree: exp.Expression) -> str:
         return tree.sql(dialect="duckdb")
 
     def execute(self, statement: str, params: list | None = None):
+        """DuckDB text (DuckDB only; another engine raises NotDuckDB)."""
         return self.con.execute(statement, params or [])
+
+    def rows(self, tree: exp.Expression) -> list[tuple]:
+        """One query tree, rendered for the warehouse's engine: its rows."""
+        return self.adapter.rows(tree)
+
+    def run(self, tree: exp.Expression) -> None:
+        """One statement tree, rendered for the warehouse's engine."""
+        self.adapter.execute(tree)
 
     @contextmanager
     def transaction(self):
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        """One transaction (DuckDB, PostgreSQL); on Spark the block runs as it comes
+        (the history entry is the commit point there)."""
+        with self.adapter.transaction():
             yield
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
-        self.con.execute("COMMIT")
 
     def has_internal(self) -> bool:
         # once set up, always set up (nothing drops the internal schema): asked once,
-        # not before every registry lookup (duckdb_tables() costs ~1 ms a call)
+        # not before every registry lookup (a catalogue query costs ~1 ms a call)
         if self._internal_ready:
             return True
-        row = self.con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'history'",
-            [INTERNAL]).fetchone()
-        self._internal_ready = bool(row[0])
+        self._internal_ready = "history" in self.adapter.relations(INTERNAL)
         return self._internal_ready
 
     def internal_objects(self) -> dict[str, str]:
         """name -> 'table' | 'view' for every object in the internal schema."""
-        out = {r[0]: "table" for r in self.con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = ?", [INTERNAL]).fetchall()}
-        out.update({r[0]: "view" for r in self.con.execute(
-            "SELECT view_name FROM duckdb_views() WHERE schema_name = ? AND NOT internal",
-            [INTERNAL]).fetchall()})
-        return out
+        return self.adapter.relations(INTERNAL)
 
     def table_exists(self, schema: str, name: str) -> bool:
-        row = self.con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
-            [schema, name]).fetchone()
-        row2 = self.con.execute(
-            "SELECT count(*) FROM duckdb_views() WHERE schema_name = ? AND view_name = ?",
-            [schema, name]).fetchone()
-        return bool(row[0] or row2[0])
+        return name in self.adapter.relations(schema)
 
     def drop(self, name: str, kind: str | None = None) -> None:
         """Drop an unreferenced internal object (a leftover or a collected snapshot).
         A caller that knows the kind ('table' | 'view') spares the catalog lookup."""
         kind = kind or self.internal_objects().get(name)
-        if kind == "view":
-            self.con.execute(f"DROP VIEW IF EXISTS {internal(name)}")
-        elif kind == "table":
-            self.con.execute(f"DROP TABLE IF EXISTS {internal(name)}")
+        if kind in ("view", "table"):
+            self.adapter.drop(Relation(INTERNAL, name), kind)
 
 
 class _CannotWrite(StrataError):

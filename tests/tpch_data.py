@@ -4,10 +4,10 @@ examples/tpch/data/ (ignored by git) the first time a test needs it.
 The data is not committed: tpchgen-cli writes the same files for the same scale
 factor on every machine, in seconds. SCALE is the smallest scale factor at which
 every query has something to compare (at 0.01, Q17 sums no rows and Q8's shares are
-all 0). Files are generated into a directory of their own and then moved into place
-one at a time, `supplier` last, so a test running at the same time in another
-process never reads a half-written file: the data is complete once `supplier` is
-there with SUPPLIERS rows (10,000 per unit of scale).
+all 0). Files are generated into a directory of their own (beside examples/, not in
+it) and then moved into place one at a time, `supplier` last, so a test running at
+the same time in another process never reads a half-written file: the data is
+complete once `supplier` is there with SUPPLIERS rows (10,000 per unit of scale).
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ def ensure() -> Path:
     if is_complete():
         return DATA_DIR
     DATA_DIR.mkdir(exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".generating-", dir=DATA_DIR))
+    # staged outside examples/ (same file system, so os.replace is a rename): a test
+    # process walking or copying examples/ meanwhile never meets a vanishing folder
+    staging = Path(tempfile.mkdtemp(prefix=".tpch-generating-", dir=ROOT))
     try:
         generate(staging)
         for table in TABLES:

@@ -19,6 +19,7 @@ things no SQL can say: how to connect, how to lock and how to list the catalogue
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import time
@@ -388,6 +389,80 @@ class Adapter(ABC):
         (None: none; the values are literals). For `rows(tree, params)`."""
         return exp.In(this=column, expressions=[exp.Literal.string(str(v)) for v in values]
                       ) if values else exp.false(), None
+
+
+    # ------------------------------------------------------------ bookkeeping (gc, branches)
+    # Can `strata gc --compact-file` rewrite the warehouse into a smaller copy? Only a
+    # DuckDB file: PostgreSQL's server reclaims space itself (VACUUM), and Spark's DROP
+    # TABLE deletes a managed table's files.
+    compacts_file: bool = False
+
+    def schema_exists(self, schema: str) -> bool:
+        """Is there a schema of that name (a branch's, or one a user made)?"""
+        query = exp.select(count_star()).from_(exp.Table(
+            this=exp.to_identifier("schemata"), db=exp.to_identifier("information_schema")
+        )).where(exp.EQ(this=exp.column("schema_name"), expression=exp.Literal.string(schema)))
+        return bool(self.rows(query)[0][0])
+
+    def view_texts(self, schema: str | None = None) -> list[tuple[str, str, str]]:
+        """(schema, view, its SQL text) of the views in `schema`, or (None) in every
+        schema but the internal one and the engine's own: what reads a snapshot."""
+        raise NotImplementedError(f"{type(self).__name__} lists no view texts")
+
+    def view_targets(self, schema: str, prefix: str = "") -> dict[str, str]:
+        """view -> the internal table it reads, for views in `schema` named `prefix`...
+        that read exactly one internal table and nothing else (a live view)."""
+        out = {}
+        for _, name, text in self.view_texts(schema):
+            if name.startswith(prefix):
+                target = view_target(text, self.dialect.sqlglot)
+                if target is not None:
+                    out[name] = target
+        return out
+
+    def logical_name(self, physical: str) -> str:
+        """The inverse of `physical_name` (a view's model from its name)."""
+        return physical
+
+    def storage_bytes(self, schema: str, tables: list[str]) -> int | None:
+        """Bytes only these tables occupy (what dropping them frees), or None where the
+        engine does not say."""
+        return None
+
+    def used_bytes(self) -> int | None:
+        """Bytes the warehouse's data occupies, or None where the engine does not say."""
+        return None
+
+    def bulk_insert(self, target: Relation, columns: list[tuple[str, str]],
+                    rows: list[tuple]) -> bool:
+        """Insert many rows faster than a VALUES list where the engine can (True);
+        False: the caller writes INSERT ... VALUES."""
+        return False
+
+
+# the statement a live view is, as the engine stores it, read without a SQL parser
+# (parsing every view costs ~1 ms each, a second on a 1,000-model branch)
+_OWN_VIEW = re.compile(r'^CREATE VIEW .+ AS SELECT \* FROM "?' + INTERNAL +
+                       r'"?\.(?:"((?:[^"]|"")+)"|([A-Za-z_][A-Za-z0-9_]*));?\s*$', re.DOTALL)
+
+
+def view_target(text: str, dialect: str) -> str | None:
+    """The one internal table a view's SQL reads, else None (a view that reads
+    several relations or anything outside the internal schema)."""
+    own = _OWN_VIEW.match(text)
+    if own:
+        return own.group(1).replace('""', '"') if own.group(1) is not None else own.group(2)
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(text, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    query = tree.expression if isinstance(tree, exp.Create) else tree
+    tables = list(query.find_all(exp.Table)) if query is not None else []
+    if len(tables) == 1 and tables[0].db == INTERNAL:
+        return tables[0].name
+    return None
 
 
 def engine_failure(where: str, err: BaseException | str, secret: str | None = None

@@ -32,6 +32,48 @@ class Dialect:
     reads_files: bool  # can a query read a CSV/Parquet path directly?
     row_hash: str | None = None  # SQL function hashing a row, for fingerprints
     rewrites: tuple[Rewrite, ...] = ()  # node rewrites giving DuckDB's meaning here
+    # the engine's type names (upper case, without a length or precision) -> Strata's
+    # type kinds: source contracts and `pin columns` read real tables' types with them
+    type_kinds: tuple[tuple[str, str], ...] = ()
+
+    # ------------------------------------------------------------ engine type names
+    def type_kind(self, engine_type: str) -> str:
+        """'int', 'double', 'decimal', 'text', ..., 'list<kind>' or 'other:<TYPE>'."""
+        t = engine_type.strip().upper()
+        element = self.element_type(t)
+        if element is not None:
+            return f"list<{self.type_kind(element)}>"
+        if t.startswith(("DECIMAL", "NUMERIC")):
+            return "decimal"
+        kinds = dict(self.type_kinds)
+        return kinds.get(t) or kinds.get(t.split("(")[0].strip(), f"other:{t}")
+
+    def element_type(self, engine_type: str) -> str | None:
+        """The element type of a list type (`T[]`, `ARRAY<T>`), else None."""
+        t = engine_type.strip()
+        if t.endswith("[]"):
+            return t[:-2]
+        if t.upper().startswith("ARRAY<") and t.endswith(">"):
+            return t[6:-1]
+        return None
+
+    def decimal_shape(self, engine_type: str) -> tuple[int, int] | None:
+        """(precision, scale) of a `DECIMAL(p,s)` type name, or None for another type."""
+        t = engine_type.strip().upper().replace(" ", "")
+        if not t.startswith(("DECIMAL(", "NUMERIC(")) or not t.endswith(")"):
+            return None
+        inside = t[t.index("(") + 1:-1].split(",")
+        try:
+            return int(inside[0]), int(inside[1]) if len(inside) > 1 else 0
+        except ValueError:
+            return None
+
+    def keeps_scale(self, engine_type: str, scale: int | None) -> bool:
+        """Does a DECIMAL engine type keep to `scale` fraction digits (a contract's
+        decimal(p, s))? A wider precision passes; more fraction digits do not (an
+        unbounded NUMERIC cannot promise any scale, and passes as DuckDB's would)."""
+        found = self.decimal_shape(engine_type)
+        return scale is None or found is None or found[1] <= scale
 
     def file_source(self, path: str, source_name: str,
                     types: dict[str, exp.DataType] | None = None) -> exp.Expression:

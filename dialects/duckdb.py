@@ -20,10 +20,6 @@ class DuckDB(Dialect):
         return exp.Table(this=exp.Anonymous(this=reader, expressions=args))
 
 
-DIALECT = DuckDB(name="duckdb", sqlglot="duckdb", transactional_ddl=True,
-                 create_or_replace_view=True, reads_files=True, row_hash="hash")
-
-
 # ---------------------------------------------------------------- engine data
 # How DuckDB's own type names map onto Strata's type kinds, for source contracts
 # and `pin columns` checks against real tables.
@@ -34,6 +30,10 @@ TYPE_KINDS = {
     "BOOLEAN": "bool", "DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMP_NS": "timestamp",
     "TIMESTAMP_MS": "timestamp", "TIMESTAMP_S": "timestamp",
 }
+
+DIALECT = DuckDB(name="duckdb", sqlglot="duckdb", transactional_ddl=True,
+                 create_or_replace_view=True, reads_files=True, row_hash="hash",
+                 type_kinds=tuple(TYPE_KINDS.items()))
 
 
 def type_kind(engine_type: str) -> str:

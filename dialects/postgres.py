@@ -73,8 +73,17 @@ PARTS = {
     "SECOND": whole_second,
 }
 
+# PostgreSQL's type names as format_type spells them -> Strata's type kinds
+TYPE_KINDS = {
+    "SMALLINT": "int", "INTEGER": "int", "BIGINT": "int", "REAL": "double",
+    "DOUBLE PRECISION": "double", "TEXT": "text", "CHARACTER VARYING": "text",
+    "VARCHAR": "text", "BOOLEAN": "bool", "DATE": "date",
+    "TIMESTAMP WITHOUT TIME ZONE": "timestamp", "TIMESTAMP": "timestamp",
+}
+
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
+                  type_kinds=tuple(TYPE_KINDS.items()),
                   rewrites=(function_rewrite(functions.POSTGRES),
                             ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),

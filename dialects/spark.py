@@ -103,8 +103,16 @@ PARTS = {
     "EPOCH": epoch_from_fields,
 }
 
+# Spark's type names as DataFrame.dtypes spells them -> Strata's type kinds
+TYPE_KINDS = {
+    "TINYINT": "int", "SMALLINT": "int", "INT": "int", "BIGINT": "int", "FLOAT": "double",
+    "DOUBLE": "double", "STRING": "text", "VARCHAR": "text", "BOOLEAN": "bool",
+    "DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMP_NTZ": "timestamp",
+}
+
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
+                type_kinds=tuple(TYPE_KINDS.items()),
                 rewrites=(function_rewrite(functions.SPARK),
                           whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,

@@ -14,14 +14,15 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import duckdb
 from sqlglot import exp
 
 from strata.diagnostics import fail
 from strata.engine import history as H
+from strata.engine.adapters.base import Adapter, Relation
 from strata.engine.branches import live_snapshots
-from strata.engine.fingerprints import EMPTY, RowHash, row_hash
+from strata.engine.fingerprints import EMPTY, RowHash
 from strata.engine.pins import CheckLog, check_pins
+from strata.engine.publication import adapter_of
 from strata.engine.sources import Split
 from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
 from strata.plan import PinSpec, Plan, RelationRef
@@ -112,7 +113,7 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
     if previous.row_count == 0:
         result.notes.append("previous snapshot is empty: computed in full")
         return None
-    watermark = read_watermark(run.wh, previous, inc.cdc_column)
+    watermark = read_watermark(run.ad, previous, inc.cdc_column)
     if watermark is None:
         result.notes.append(f"watermark max({inc.cdc_column}) is NULL: computed in full")
         return None
@@ -120,7 +121,7 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
         result.notes.append(f"watermark max({inc.cdc_column}) is {watermark}: nothing can "
                             "be past it, computed in full")
         return None
-    if not _exact(run.wh, previous, inc.cdc_column, watermark):
+    if not _exact(run.ad, previous, inc.cdc_column, watermark):
         result.notes.append(f"watermark max({inc.cdc_column}) = {watermark} has no exact "
                             "literal (e.g. a TIMESTAMP_NS read as microseconds): computed in "
                             "full")
@@ -186,54 +187,52 @@ def _at_the_end(value) -> bool:
     return isinstance(value, dt.date) and value in (dt.date.max, dt.datetime.max)
 
 
-def _exact(wh: Warehouse, previous: H.SnapshotRecord, cdc_column: str, watermark) -> bool:
+def _exact(ad: Adapter, previous: H.SnapshotRecord, cdc_column: str, watermark) -> bool:
     """Whether the literal of the watermark is the maximum itself. A value the Python
     client rounds (TIMESTAMP_NS arrives as microseconds) would put the maximum row
     itself past the watermark: appended again on every run."""
-    mark = lit(watermark).sql(dialect="duckdb")
-    (past,) = wh.execute(f"SELECT count(*) FROM {internal(_newest(previous))} "
-                         f"WHERE {_q(cdc_column)} > {mark}").fetchone()
-    return past == 0
+    return ad.count(_own(_newest(previous)), exp.GT(this=_col(cdc_column),
+                                                     expression=lit(watermark))) == 0
 
 
 def _newest(previous: H.SnapshotRecord) -> str:
     return previous.parts["layers"][-1] if previous.kind == "layered" else previous.name
 
 
-def read_watermark(wh: Warehouse, previous: H.SnapshotRecord, cdc_column: str):
+def read_watermark(ad: Adapter, previous: H.SnapshotRecord, cdc_column: str):
     """MAX(cdc_column) of the previous snapshot, as the typed value the engine returns.
 
     A layered snapshot's maximum is its newest layer's: every layer holds only rows
     with cdc_column above the maximum of the snapshot it was merged onto, and no
     later layer exists to replace them. So the watermark is read from that small
     table, not by evaluating the composed view (an anti-join over the base)."""
-    (value,) = wh.execute(f"SELECT max({_q(cdc_column)}) FROM {internal(_newest(previous))}"
-                          ).fetchone()
+    ((value,),) = ad.rows(exp.select(exp.Max(this=_col(cdc_column))).from_(
+        _own(_newest(previous))))
     return value
 
 
 def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelResult,
                 log: CheckLog) -> H.SnapshotRecord | None:
-    from strata.engine.materialize import make_record, table_columns
+    from strata.engine.materialize import make_record
 
-    wh, inc, prev = run.wh, plan.incremental, merge.previous
+    ad, inc, prev = run.ad, plan.incremental, merge.previous
     delta = delta_query(plan, run.relations, lit(merge.boundary))
     result.path = delta.path
     result.notes.append(f"watermark {inc.cdc_column} > {merge.watermark}" + (
         f", re-reading the lookback ({inc.cdc_column} > {merge.boundary})"
         if inc.lookback is not None else ""))
     layer = run.unique_name(f"layer_{run.rid}_{plan.model}")
-    query = delta.tree.sql(dialect="duckdb")
+    query = ad.render(delta.tree)
     result.sql = query  # the statement that ran, for --json and the pushdown tests
-    wh.execute(f"CREATE TABLE {internal(layer)} AS {query}")
+    ad.build_table(Relation(INTERNAL, layer), delta.tree, query)
     run.created.append(layer)
     crash_point(f"after_layer:{plan.model}")
-    columns = table_columns(wh, layer)
+    columns = ad.snapshot_columns(Relation(INTERNAL, layer))
     if [list(c) for c in columns] != [list(c) for c in prev.columns]:
         # Names or engine types drifted (e.g. a source column INTEGER -> BIGINT, which
         # the contract accepts): a union would silently cast, and row hashes of
         # differently typed values do not add up. Recompute in full.
-        wh.drop(layer)
+        ad.drop(Relation(INTERNAL, layer), "table")
         run.created.remove(layer)
         result.notes.append("columns or their types changed since the previous snapshot: "
                             "computed in full")
@@ -242,9 +241,9 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         return run._full(plan, code_fp, result, log)
     names = [c for c, _ in columns]
     deleted = deleted_condition(plan)
-    delta_hash = row_hash(wh.con, internal(layer), names)  # deletion rows included
-    kept_hash = delta_hash if deleted is None else row_hash(
-        wh.con, internal(layer), names, not_true(deleted).sql(dialect="duckdb"))
+    delta_hash = ad.row_hash(_own(layer), names)  # deletion rows included
+    kept_hash = delta_hash if deleted is None else ad.row_hash(_own(layer), names,
+                                                               not_true(deleted))
     result.delta_rows = delta_hash.count
     prev_hash = RowHash(prev.row_count, int(prev.hash_sum), int(prev.hash_xor))
     if prev.kind == "layered":
@@ -260,7 +259,7 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     # to tell a delta of deletions that delete nothing; a compaction hashes its table
     needed = inc.on_drift != "ignore" or not (deep or large) or kept_hash.count == 0
     if inc.strategy == "upsert" and delta_hash.count and needed:
-        replaced = replaced_rows_hash(wh, names, inc.merge_keys, [base, *layers], layer,
+        replaced = replaced_rows_hash(ad, names, inc.merge_keys, [base, *layers], layer,
                                       deleted)
     drift = detect_drift(run, plan, merge, names, prev_hash.minus(replaced))
     if drift is not None and _drifted(run, plan, drift, layer, result):
@@ -273,11 +272,11 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
                              inc.merge_keys, deleted)
     snap = run.unique_name(f"snap_{run.rid}_{plan.model}")
     if deep or large:
-        wh.execute(f"CREATE TABLE {internal(snap)} AS {composed.sql(dialect='duckdb')}")
+        ad.build_table(Relation(INTERNAL, snap), composed, ad.render(composed))
         run.created.append(snap)
         # The compacted table is hashed directly: one scan of it is cheaper than the
         # replaced-rows probe of a deep chain, and equal to the derived hash by design.
-        new_hash = row_hash(wh.con, internal(snap), names)
+        new_hash = ad.row_hash(_own(snap), names)
         result.compacted = True
         result.notes.append(f"compacted {len(tables) - 1} layer(s) into a new base table ("
                             + ("deeper than " + str(inc.compact_layers) if deep else
@@ -285,7 +284,7 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         kind, parts = "table", {}
     else:
         new_hash = prev_hash.minus(replaced).plus(kept_hash)
-        wh.execute(f"CREATE VIEW {internal(snap)} AS {composed.sql(dialect='duckdb')}")
+        ad.create_view(Relation(INTERNAL, snap), composed)
         run.created.append(snap)
         kind = "layered"
         parts = {"strategy": inc.strategy, "keys": list(inc.merge_keys), "base": base,
@@ -297,7 +296,7 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
                                                        new_hash.count, log)
     if kind == "table":
         # the layer was folded in; it is not part of any snapshot
-        wh.drop(layer)
+        ad.drop(Relation(INTERNAL, layer), "table")
         run.created.remove(layer)
     return make_record(snap, plan.model, run.rid, kind, new_hash, columns, code_fp, parts)
 
@@ -307,7 +306,7 @@ def _drifted(run: Run, plan: Plan, drift: Drift, layer: str, result: ModelResult
     in full instead (on_drift: recompute), its layer dropped."""
     result.drift = drift.to_json()
     if drift.action == "recompute":
-        run.wh.drop(layer)
+        run.ad.drop(Relation(INTERNAL, layer), "table")
         run.created.remove(layer)
         result.notes.append(f"drift at or below the watermark: {drift.why}: computed in "
                             "full (on_drift: recompute)")
@@ -323,7 +322,7 @@ def _drifted(run: Run, plan: Plan, drift: Drift, layer: str, result: ModelResult
 def _reuse_previous(run: Run, plan: Plan, prev: H.SnapshotRecord, layer: str,
                     result: ModelResult, deletions: bool) -> None:
     """Nothing to add and nothing to remove: the previous snapshot stays the model's."""
-    run.wh.drop(layer)
+    run.ad.drop(Relation(INTERNAL, layer), "table")
     run.created.remove(layer)
     result.status = "reused"
     result.snapshot = prev.name
@@ -342,7 +341,8 @@ def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:
     merging, or at another boundary, ignores it and `detect_drift` scans on its own.
     One alias per source (the first model's); the others scan on their own."""
     opts = run.opts
-    if opts.full_refresh and opts.full_refresh_models is None:
+    if (opts.full_refresh and opts.full_refresh_models is None) or \
+            not run.ad.folds_split_scans:  # elsewhere detection scans on its own
         return {}
     candidates = {}
     for name in closure:
@@ -363,18 +363,18 @@ def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:
         if (record is None or record.collected_at is not None or record.row_count == 0
                 or record.name in run.quarantined):  # never read a damaged table ahead
             continue
-        split = _split(run.wh, plan, record)
+        split = _split(run.ad, plan, record)
         source = plan.reads[0].name
         if split is not None and all(s.alias == split.alias for s in out.get(source, [])):
             out.setdefault(source, []).append(split)
     return out
 
 
-def _split(wh: Warehouse, plan: Plan, previous: H.SnapshotRecord) -> Split | None:
+def _split(ad: Adapter, plan: Plan, previous: H.SnapshotRecord) -> Split | None:
     inc = plan.incremental
     try:
-        watermark = read_watermark(wh, previous, inc.cdc_column)
-    except duckdb.Error:  # a guess: the merge itself reports what fails
+        watermark = read_watermark(ad, previous, inc.cdc_column)
+    except ad.engine_errors():  # a guess: the merge itself reports what fails
         return None
     boundary = lookback_boundary(watermark, inc.lookback) if watermark is not None else None
     if boundary is None or _at_the_end(watermark):
@@ -412,7 +412,7 @@ def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
     else:
         query = settled_query(plan, run.relations, lit(merge.boundary)).tree
         sub = exp.Subquery(this=query, alias=exp.TableAlias(this=ident("__settled")))
-        now = row_hash(run.wh.con, sub.sql(dialect="duckdb"), names)
+        now = run.ad.row_hash(sub, names)
     if now == expected:
         return None
     drift = Drift(merge.boundary, now.count, expected.count, inc.on_drift)
@@ -428,7 +428,7 @@ def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
     return drift
 
 
-def replaced_rows_hash(wh: Warehouse, names: list[str], keys: tuple[str, ...],
+def replaced_rows_hash(ad: Adapter, names: list[str], keys: tuple[str, ...],
                        tables: list[str], layer: str,
                        deleted: exp.Expression | None = None) -> RowHash:
     """The row-hash aggregate of the previous snapshot's rows that the new layer
@@ -455,7 +455,7 @@ def replaced_rows_hash(wh: Warehouse, names: list[str], keys: tuple[str, ...],
         part.set("where", exp.Where(this=semi if where is None else
                                     exp.And(this=semi, expression=where.this)))
     sub = exp.Subquery(this=composed, alias=exp.TableAlias(this=ident("__r")))
-    return row_hash(wh.con, sub.sql(dialect="duckdb"), names)
+    return ad.row_hash(sub, names)
 
 
 def _check_incremental_pins(run: Run, plan: Plan, prev: H.SnapshotRecord, snap: str,
@@ -475,13 +475,13 @@ def _check_incremental_pins(run: Run, plan: Plan, prev: H.SnapshotRecord, snap: 
         (on_delta if delta_enough else on_whole).append(pin)
     verified = []
     if on_delta:
-        (delta_rows,) = run.wh.execute(f"SELECT count(*) FROM {internal(layer)}").fetchone()
-        verified += check_pins(run.wh, internal(layer), _with_pins(plan, on_delta), delta_rows,
+        delta_rows = run.ad.count(_own(layer))
+        verified += check_pins(run.ad, internal(layer), _with_pins(plan, on_delta), delta_rows,
                                log)
         log.skipped.append({"check": ", ".join(p.describe() for p in on_delta),
                             "reason": "verified on the previous snapshot; checked on the delta"})
     if on_whole:
-        verified += check_pins(run.wh, internal(snap), _with_pins(plan, on_whole), rows, log,
+        verified += check_pins(run.ad, internal(snap), _with_pins(plan, on_whole), rows, log,
                                relation_sql_of=run.relation_sql_of)
     return verified
 
@@ -491,22 +491,29 @@ def _with_pins(plan: Plan, pins: list[PinSpec]) -> Plan:
     return replace(plan, pins=pins)
 
 
-def _q(name: str) -> str:
-    return exp.to_identifier(name, quoted=True).sql("duckdb")
+def _col(name: str) -> exp.Column:
+    return exp.column(exp.to_identifier(name, quoted=True))
+
+
+def _own(name: str) -> exp.Table:
+    """One of the warehouse's own tables (a snapshot, a layer), as a FROM item."""
+    return Relation(INTERNAL, name).table()
 
 
 def cleanup_leftovers(wh: Warehouse) -> list[str]:
     """Drop internal snapshot/layer objects no registry row references: what a crashed
     run left behind. Views first (they read tables)."""
+    ad = adapter_of(wh)
     referenced: set[str] = set()
     for rec in H.snapshots(wh):
         if rec.collected_at is None:
             referenced.add(rec.name)
             referenced.update(rec.tables)
-    objects = wh.internal_objects()
+    objects = ad.relations(INTERNAL)
+    own = tuple(ad.physical_name(p) for p in OWN_PREFIXES)
     leftovers = [n for n, kind in objects.items()
-                 if n.startswith(OWN_PREFIXES) and n not in referenced]
+                 if n.startswith(own) and n not in referenced]
     leftovers.sort(key=lambda n: objects[n] != "view")
     for name in leftovers:
-        wh.drop(name)
+        ad.drop(Relation(INTERNAL, name), objects[name])
     return leftovers

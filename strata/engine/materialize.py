@@ -15,44 +15,39 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 from sqlglot import exp
 
 from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
 from strata.engine import code_cache, failures, incremental, staleness
 from strata.engine import history as H
-from strata.engine.branches import check_view_names, ensure_branch, live_snapshots, switch_views
+from strata.engine.adapters.base import Adapter, Relation
+from strata.engine.branches import check_view_names, ensure_branch, live_snapshots
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import (
     RowHash,
     code_fingerprints,
     module_key,
     reusable_code_fingerprints,
-    row_hash,
-    row_hashes,
     run_id,
 )
 from strata.engine.lanes import Built, LaneAborted, Lanes
 from strata.engine.pins import CheckLog, PinError, Violation, check_joins, check_pins
+from strata.engine.publication import adapter_of, publish, recover
 from strata.engine.sources import (
     SourceBinding,
     Split,
     bind_source,
-    check_contract,
-    counted_fingerprint,
+    engine_relation_sql,
+    prepare,
     relation_sql,
 )
 from strata.engine.warehouse import (
     INTERNAL,
     MAIN_BRANCH,
-    TEXT_LIST,
     Warehouse,
     crash_point,
-    damaged_storage,
-    file_failure,
     internal,
-    text_list,
 )
 from strata.plan import JoinStage, Plan, RelationRef
 from strata.semantics.module import Module
@@ -153,6 +148,8 @@ class Run:
                  progress: Progress | None = None):
         self.module = module
         self.wh = wh
+        self.ad: Adapter = adapter_of(wh)  # where statements run (strata.engine.adapters)
+        self.errors = self.ad.engine_errors()
         self.opts = opts
         self.progress = progress or (lambda r: None)
         self.snap_of: dict[str, str] = {}  # model -> snapshot used in this run
@@ -184,7 +181,7 @@ class Run:
         self.quarantined: dict[str, H.Quarantined] = {}
         self.live: dict[str, str] = {}
         # the model the engine failed on, and the engine's error
-        self.failed: tuple[str, duckdb.Error] | None = None
+        self.failed: tuple[str, BaseException] | None = None
         self.damaged_content: dict[tuple[str, str], str] = {}  # of quarantined snapshots
         # a failing pin does not stop the run at once: every model it can still build is
         # built and checked, and the run then fails with every violation (issue 19)
@@ -217,6 +214,7 @@ class Run:
         selection = select_models(module, opts.models)
         wanted = module.upstream(selection)  # once: not once per model of the module
         closure = [m for m in module.order if m in wanted]
+        recover(wh)  # a crash between a commit point and its views' switch: rolled forward
         ensure_branch(wh, opts.branch)
         # snapshots verify (or a run) found damaged: never reused, kept or merged onto
         self.quarantined = H.quarantined(wh)
@@ -229,14 +227,13 @@ class Run:
         self.settled = {s.model: s for found in splits.values() for s in found}
         for name in sources:
             src = module.sources[name]
-            binding = bind_source(src, opts.overrides.get(name))
-            schema = check_contract(wh.con, src, binding)
+            binding, _, fp, rows = prepare(self.ad, src, bind_source(
+                src, opts.overrides.get(name)), splits.get(name))
             self.bindings[name] = binding
             if opts.source_fingerprints.get(name):
                 source_fps[name] = opts.source_fingerprints[name]
             else:
-                source_fps[name], self.rows_of[("source", name)] = counted_fingerprint(
-                    wh.con, src, binding, schema, splits.get(name))
+                source_fps[name], self.rows_of[("source", name)] = fp, rows
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 
@@ -316,7 +313,7 @@ class Run:
                            stale_reasons=reasons, removed=removed,
                            fingerprint_seconds=fingerprint_seconds)
         if opts.workers > 1:
-            self.lanes = Lanes(wh.con, opts.workers, self.BUILD_BATCH, self.HASH_NOW_ROWS,
+            self.lanes = Lanes(self.ad, opts.workers, self.BUILD_BATCH, self.HASH_NOW_ROWS,
                                after_commit=_columns_and_hashes)
         try:
             results = self.results
@@ -365,14 +362,7 @@ class Run:
             self._drop_created()
             H.append(wh, entry)
         else:
-            with wh.transaction():
-                crash_point("publish_begin")
-                H.register_many(wh, self.new_records)
-                switch_views(wh, opts.branch, self.snap_of, current=live)
-                staleness.drop_views(wh, opts.branch, removed)
-                crash_point("publish_before_commit")
-                H.append(wh, entry)
-            crash_point("after_publish")
+            publish(wh, entry, self.new_records, self.snap_of, live, removed)
         report.entry = entry
         report.seconds = time.perf_counter() - started
         return report
@@ -471,7 +461,7 @@ class Run:
         result = ModelResult(name, "rebuilt", "", reason=reasons.get(name, "selected"))
         try:
             self._build(plan, code_fp, live, result)
-        except duckdb.Error as err:
+        except self.errors as err:
             raise self._engine_failure(name, err) from None
         except PinError as err:
             self.pin_failed[name] = err.violations
@@ -484,16 +474,16 @@ class Run:
             self.lanes.built_elsewhere(name)
         return result
 
-    def _engine_failure(self, name: str, err: duckdb.Error) -> StrataError:
+    def _engine_failure(self, name: str, err: BaseException) -> StrataError:
         self.failed = (name, err)  # the run may fail because an input cannot be read
-        return file_failure(self.wh.path, err) or fail(  # the file's fault is E070
+        return self.ad.file_failure(err) or fail(  # the file's fault is E070
             "E080", f"model `{name}` failed in the engine: "
             f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
             "nothing was published")
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
         if ref.kind == "source":
-            node = self.bindings[ref.name].relation.copy()
+            node = self.bindings[ref.name].engine_relation.copy()
         else:
             node = table("strata_internal", self.snap_of[ref.name])
         if alias:
@@ -501,15 +491,20 @@ class Run:
         return node
 
     def executed_sql(self, plan: Plan) -> str:
-        """The model's query over this run's relations: its canonical text relinked
-        (rendered once for the code fingerprint), or the tree rendered again."""
+        return self.executed_query(plan)[1]
+
+    def executed_query(self, plan: Plan) -> tuple[exp.Expression | None, str]:
+        """The model's query over this run's relations, as a tree (None when relinked)
+        and as the engine's text: its canonical text relinked (rendered once for the
+        code fingerprint, where that text is the engine's SQL), or the tree rendered."""
         canonical = self.canonical.get(plan.model)
-        if canonical is not None:
+        if canonical is not None and self.ad.relinks_canonical_text:
             targets = {(r.kind, r.name): self.relation_text(r) for r in plan.reads}
             relinked = relink(canonical, plan, targets)
             if relinked is not None:
-                return relinked
-        return model_query(plan, self.relations).sql(dialect="duckdb")
+                return None, relinked
+        tree = model_query(plan, self.relations)
+        return tree, self.ad.render(tree)
 
     def relation_text(self, ref: RelationRef) -> str:
         """The FROM item of a relation as this run reads it, as text (sources are
@@ -522,7 +517,7 @@ class Run:
 
     def relation_sql_of(self, ref: RelationRef) -> str:
         if ref.kind == "source":
-            return relation_sql(self.bindings[ref.name])
+            return engine_relation_sql(self.bindings[ref.name])
         return internal(self.snap_of[ref.name])
 
     def published_with_code(self, model: str, snapshot: str, code_fp: str) -> bool:
@@ -545,8 +540,8 @@ class Run:
 
     def _build(self, plan: Plan, code_fp: str, live: dict[str, str],
                result: ModelResult) -> None:
-        log = CheckLog()
-        check_joins(self.wh, plan, self.relations, self.relation_sql_of, self.verified_unique,
+        log = CheckLog(dialect=self.ad.dialect, bitmaps=self.ad.bitmap_distinct)
+        check_joins(self.ad, plan, self.relations, self.relation_sql_of, self.verified_unique,
                     log, self.unique_rights)
         merge = incremental.plan_merge(self, plan, code_fp, live, result)
         if merge is not None:
@@ -598,14 +593,15 @@ class Run:
         batch, self.pending = self.pending, []
         started = time.perf_counter()
         names = [snap for snap, _, _, _ in batch]
+        ad = self.ad
         try:
-            columns = ({names[0]: table_columns(self.wh, names[0])} if len(names) == 1
-                       else batch_columns(self.wh, names))
-            hashes = row_hashes(self.wh.con, [(internal(n), [c for c, _ in columns[n]])
-                                              for n in names])
-        except duckdb.Error as err:
+            columns = ({names[0]: ad.snapshot_columns(Relation(INTERNAL, names[0]))}
+                       if len(names) == 1 else ad.columns_many(INTERNAL, names))
+            hashes = ad.row_hashes([(Relation(INTERNAL, n).table(), [c for c, _ in columns[n]])
+                                    for n in names])
+        except self.errors as err:
             models = ", ".join(f"`{m}`" for _, m, _, _ in batch)
-            raise file_failure(self.wh.path, err) or fail(
+            raise ad.file_failure(err) or fail(
                 "E080", f"hashing the results of {models} failed in the engine: "
                 f"{str(err).strip().splitlines()[0]}", None,
                 "nothing was published") from None
@@ -725,13 +721,13 @@ class Run:
         """CTAS of the model into a new table, pins checked. Its record comes back, or
         with `defer` is made when its batch is hashed (`_flush`)."""
         snap = self.unique_name(f"snap_{self.rid}_{plan.model}")
-        query = self.executed_sql(plan)
+        tree, query = self.executed_query(plan)
         result.sql = query
         if defer and self.lanes:
-            self._submit(plan, snap, query, code_fp, result, log)
+            self._submit(plan, snap, tree, query, code_fp, result, log)
             return None
         self._begin_build()
-        (rows,) = self.wh.execute(f"CREATE TABLE {internal(snap)} AS {query}").fetchone()
+        rows = self.ad.build_table(Relation(INTERNAL, snap), tree, query)
         self.created.append(snap)
         self._built(rows)
         return self._created(plan, snap, rows, code_fp, result, log, defer)
@@ -744,7 +740,7 @@ class Run:
         crash_point(f"after_create:{plan.model}")
         result.rows = rows
         self.rows_of[("model", plan.model)] = rows
-        self.verified[plan.model] = check_pins(self.wh, internal(snap), plan, rows, log,
+        self.verified[plan.model] = check_pins(self.ad, internal(snap), plan, rows, log,
                                                self.verified_unique, self.relation_sql_of)
         if settled is not None:
             columns, hashed = settled
@@ -757,8 +753,8 @@ class Run:
             if rows >= self.HASH_NOW_ROWS or len(self.pending) >= self.HASH_BATCH:
                 self._flush()
             return None
-        columns = table_columns(self.wh, snap)
-        hashed = row_hash(self.wh.con, internal(snap), [c for c, _ in columns])
+        columns = self.ad.snapshot_columns(Relation(INTERNAL, snap))
+        hashed = self.ad.row_hash(Relation(INTERNAL, snap).table(), [c for c, _ in columns])
         return make_record(snap, plan.model, self.rid, "table", hashed, columns, code_fp, {})
 
     # ------------------------------------------------------------ concurrent builds
@@ -772,13 +768,13 @@ class Run:
     # two chains 0.5 s on two lanes against 1.4 s in batches on one connection.
     # Duplicates found by identity are dropped only once no statement is running.
 
-    def _submit(self, plan: Plan, snap: str, query: str, code_fp: str, result: ModelResult,
-                log: CheckLog) -> None:
+    def _submit(self, plan: Plan, snap: str, tree: exp.Expression | None, query: str,
+                code_fp: str, result: ModelResult, log: CheckLog) -> None:
         self.created.append(snap)
         result.snapshot = snap
-        self.lanes.build(plan.model, internal(snap), query,
+        self.lanes.build(plan.model, Relation(INTERNAL, snap), tree, query,
                          [r.name for r in plan.reads if r.kind == "model"],
-                         heavy=self._large_input(plan), name=snap)
+                         heavy=self._large_input(plan))
         self.inflight[plan.model] = (plan, code_fp, result, log, snap)
 
     def _large_input(self, plan: Plan) -> bool:
@@ -831,7 +827,7 @@ class Run:
         deferred, self.deferred_drops = self.deferred_drops, []
         if not deferred:
             return
-        with self.wh.transaction():
+        with self.ad.transaction():
             for record in deferred:
                 self._drop(record, now=True)
 
@@ -845,8 +841,10 @@ class Run:
     BUILD_BATCH = 64
 
     def _begin_build(self) -> None:
+        if not self.ad.batches_builds:  # each CREATE TABLE commits alone
+            return
         if not self.building:
-            self.wh.execute("BEGIN TRANSACTION")
+            self.ad.begin()
             self.building = 0
         self.building += 1
 
@@ -856,7 +854,7 @@ class Run:
 
     def _commit_build(self) -> None:
         if self.building:
-            self.wh.execute("COMMIT")
+            self.ad.commit()
             self.building = 0
 
     # ------------------------------------------------------------ damaged snapshots
@@ -870,7 +868,7 @@ class Run:
         return (f"{what} `{snapshot}` is quarantined ({q.found_by} found it damaged): "
                 "computed in full")
 
-    def _quarantine_unreadable(self, model: str, cause: duckdb.Error,
+    def _quarantine_unreadable(self, model: str, cause: BaseException,
                                err: StrataError) -> None:
         """After `model` failed in the engine (the open build batch rolled back) with
         an error that shows damaged storage (damaged_storage: a block checksum, never
@@ -880,7 +878,7 @@ class Run:
         for the file: no quarantine entry, no rebuild published into a broken file)."""
         from strata.engine.ops import damage_verdicts, quarantine, unreadable_tables
 
-        if not damaged_storage(self.wh.path, cause):
+        if not self.ad.damaged_storage(cause):
             return
         reads = [self.snap_of.get(m) for m in self.module.models[model].models_read]
         if _merges(self.module.plan(model)):
@@ -908,9 +906,10 @@ class Run:
         table but keeps its record: history still names it), reserved for this run.
         The taken names are read once per run, not once per model."""
         if self._taken is None:
-            self._taken = set(self.wh.internal_objects())
-            self._taken.update(r[0] for r in self.wh.execute(
-                f"SELECT name FROM {internal('snapshots')}").fetchall())
+            self._taken = set(self.ad.relations(INTERNAL))
+            self._taken.update(r[0] for r in self.ad.rows(exp.select(exp.column("name")).from_(
+                Relation(INTERNAL, "snapshots").table())))
+        wanted = self.ad.physical_name(wanted)
         name, n = wanted, 1
         while name in self._taken:
             n += 1
@@ -926,18 +925,24 @@ class Run:
             if obj in self.created:
                 # a layered snapshot is a view over its (table) layers
                 layered_view = obj == record.name and record.kind == "layered"
-                self.wh.drop(obj, "view" if layered_view else "table")
+                self.ad.drop(Relation(INTERNAL, obj), "view" if layered_view else "table")
                 self.created.remove(obj)
 
     def _drop_created(self) -> None:
         if self.building:  # the open batch's tables go with it
-            self.wh.execute("ROLLBACK")
+            self.ad.rollback()
             self.building = 0
-        for obj in reversed(self.created):
+        if self.created:
             try:
-                self.wh.drop(obj)
-            except duckdb.Error:
-                pass  # the next run's cleanup takes it
+                kinds = self.ad.relations(INTERNAL)
+            except self.errors:
+                kinds = {}
+            for obj in reversed(self.created):
+                try:
+                    if obj in kinds:
+                        self.ad.drop(Relation(INTERNAL, obj), kinds[obj])
+                except self.errors:
+                    pass  # the next run's cleanup takes it
         self.created.clear()
 
 
@@ -969,35 +974,20 @@ def _merges(plan: Plan) -> bool:
 def batch_columns(wh: Warehouse, names: list[str]) -> dict[str, list[tuple[str, str]]]:
     """(column, type) of many internal tables in one catalog query (the types read as
     DESCRIBE shows them, which is what `verify` recomputes the hash with)."""
-    out: dict[str, list[tuple[str, str]]] = {n: [] for n in names}
-    for table_name, column, data_type in wh.execute(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-            f"WHERE schema_name = ? AND table_name IN (SELECT {TEXT_LIST}) "
-            "ORDER BY table_name, column_index", [INTERNAL, text_list(names)]).fetchall():
-        out[table_name].append((column, data_type))
-    return out
+    return adapter_of(wh).columns_many(INTERNAL, names)
 
 
-def _columns_and_hashes(con, tables: list[tuple[str, str]]) -> dict[str, tuple]:
+def _columns_and_hashes(lane: Adapter, tables: list[tuple[str, str]]) -> dict[str, tuple]:
     """model -> (columns, row hash) of tables just committed, one statement for the
-    batch; the lanes' hasher thread runs it on its own cursor right after a lane's
-    commit, so the main thread does not hash (see strata/engine/lanes.py). The columns come from
-    binding each table, which reads no rows and, unlike duckdb_columns(), not the
-    whole catalog either (that took 40% of a lane's time in a rerun of 500 models,
-    1,000 snapshots in the file); the types read as DESCRIBE shows them."""
-    names = [name for _, name in tables]
-    columns = {}
-    for name in names:
-        rel = con.sql(f"SELECT * FROM {internal(name)}")
-        columns[name] = [(c, str(t)) for c, t in zip(rel.columns, rel.types, strict=True)]
-    hashes = row_hashes(con, [(internal(n), [c for c, _ in columns[n]]) for n in names])
-    return {model: (columns[name], hashed)
-            for (model, name), hashed in zip(tables, hashes, strict=True)}
+    batch; the lanes' hasher thread runs it on its own connection right after a
+    lane's commit, so the main thread does not hash (see strata/engine/lanes.py and
+    `Adapter.hash_tables`)."""
+    found = lane.hash_tables(INTERNAL, [name for _, name in tables])
+    return {model: found[name] for model, name in tables}
 
 
 def table_columns(wh: Warehouse, name: str) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in wh.execute(
-        f"DESCRIBE SELECT * FROM {internal(name)}").fetchall()]
+    return adapter_of(wh).snapshot_columns(Relation(INTERNAL, name))
 
 
 def make_record(name: str, model: str, rid: str, kind: str, hashed: RowHash,

@@ -88,7 +88,8 @@ class CheckLog:
         engine: `dialect` should be its dialect), or a DuckDB warehouse/connection."""
         text = self.render(statement)
         started = time.perf_counter()
-        rows = wh.rows(statement) if isinstance(wh, Adapter) else wh.execute(text).fetchall()
+        # an adapter runs the text rendered here (its dialect is the log's): one render
+        rows = wh.rows_text(text) if isinstance(wh, Adapter) else wh.execute(text).fetchall()
         self.statements.append(text)
         self.seconds.append(time.perf_counter() - started)
         return rows
@@ -382,7 +383,7 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
                                            columns, log)
         elif pin.kind == "columns":
             ran[i] = label
-            problems = contract_problems_engine(pin.contract, columns)
+            problems = contract_problems_engine(pin.contract, columns, log.dialect)
             if problems:
                 found[i] = Violation("E060", plan.model, label, len(problems),
                                      "the materialized table " + "; ".join(problems),
@@ -578,26 +579,31 @@ def _bounds(pin: PinSpec) -> tuple[int, int]:
     return {">=": (value, big), "<=": (0, value), "=": (value, value)}[pin.op]
 
 
-def contract_problems_engine(contract, actual: list[tuple[str, str]]) -> list[str]:
-    """`pin columns` against the real schema (names and DuckDB types)."""
+def contract_problems_engine(contract, actual: list[tuple[str, str]],
+                             dialect: Dialect = duck.DIALECT) -> list[str]:
+    """`pin columns` against the real schema (names and the engine's types)."""
     have = dict(actual)
     want = dict(contract)
     problems = [f"lacks `{n}`" for n in want if n not in have]
     problems += [f"has `{n}`, which is not in the contract" for n in have if n not in want]
     for name, declared in want.items():
-        if name in have and not _kind_fits(declared, have[name]):
+        if name in have and not _kind_fits(declared, have[name], dialect):
             problems.append(f"has `{name}` as {have[name]}, the contract says {declared}")
     return problems
 
 
-def _kind_fits(declared: Type, engine_type: str) -> bool:
-    kind = duck.type_kind(engine_type)
+def _kind_fits(declared: Type, engine_type: str, dialect: Dialect = duck.DIALECT) -> bool:
+    """Does a column of this engine type hold the declared type? (Type names are the
+    engine's: `dialect` reads them.)"""
+    kind = dialect.type_kind(engine_type)
     if declared.kind == "list":
-        return kind.startswith("list<") and _kind_fits(declared.element, engine_type.strip()[:-2])
+        element = dialect.element_type(engine_type)
+        return (kind.startswith("list<") and element is not None
+                and _kind_fits(declared.element, element, dialect))
     if kind.startswith(("other", "list")):
         return False
     if declared.kind == "decimal" and kind == "decimal":
-        return duck.keeps_scale(engine_type, declared.scale)
+        return dialect.keeps_scale(engine_type, declared.scale)
     return types_fit(declared, Type(kind))
 
 

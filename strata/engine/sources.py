@@ -1,5 +1,13 @@
 """Sources at run time: which table (or file) each one reads, through overrides;
-their contract checked before anything is written; their data fingerprinted."""
+their contract checked before anything is written; their data fingerprinted.
+
+Everything runs through the warehouse's engine adapter (a DuckDB connection is
+taken too: `_as_adapter`). A file the engine cannot read in place (PostgreSQL; a
+CSV on Spark) is read here with an in-memory DuckDB, fingerprinted there, and loaded
+once into `strata_internal.src_<source>_<fingerprint>` (`prepare`): the same data is
+the same table, never loaded twice. The binding's `relation` stays the file (what
+the replay recipe records and merges compare); `read` is the table the engine reads.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +18,8 @@ from sqlglot import exp
 
 from dialects import duckdb as duck
 from strata.diagnostics import did_you_mean, fail
-from strata.engine.fingerprints import RowHash, describe, row_hash
-from strata.engine.warehouse import connection_file_failure
+from strata.engine.adapters.base import INTERNAL, Adapter, Relation
+from strata.engine.fingerprints import RowHash, row_hash
 from strata.semantics.checks import types_fit
 from strata.semantics.module import Module, SourceInfo
 from strata.semantics.types import Type
@@ -24,6 +32,13 @@ class SourceBinding:
     relation: exp.Expression  # FROM item, without alias
     shown: str  # what the user reads in messages: a table name or a file path
     override: str | None
+    # the relation the engine reads, when not `relation` itself (a file loaded into a
+    # table of the warehouse: see `prepare`)
+    read: exp.Expression | None = None
+
+    @property
+    def engine_relation(self) -> exp.Expression:
+        return self.read if self.read is not None else self.relation
 
 
 def parse_overrides(values: list[str] | tuple[str, ...], module: Module,
@@ -73,26 +88,59 @@ def moved_relations(module: Module, read_then: dict[str, str]) -> dict[str, str]
 
 
 def relation_sql(binding: SourceBinding) -> str:
+    """The relation as DuckDB text: what the replay recipe records and what merges
+    compare with the relation an earlier run read (a loaded file is its file)."""
     return binding.relation.sql(dialect="duckdb")
+
+
+def engine_relation_sql(binding: SourceBinding) -> str:
+    """The relation the engine reads, as DuckDB text (pins parse it back to a tree)."""
+    return relation_sql(binding) if binding.read is None else binding.read.sql(dialect="duckdb")
+
+
+def _as_adapter(con) -> Adapter:
+    """An adapter, or a DuckDB connection (backfill's callers) wrapped in one."""
+    if isinstance(con, Adapter):
+        return con
+    from strata.engine.adapters.duckdb import DuckDBAdapter
+    from strata.engine.locations import DuckDBFile
+
+    return DuckDBAdapter(DuckDBFile(""), con)
+
+
+def _describe(ad: Adapter, relation: exp.Expression) -> list[tuple[str, str]]:
+    return ad.query_columns(exp.select(exp.Star()).from_(relation.copy()))
+
+
+def local_reader(ad: Adapter, src: SourceInfo, binding: SourceBinding) -> Adapter | None:
+    """An in-memory DuckDB for a file source the warehouse's engine cannot read in
+    place (None when it can, or when an override points the source at a table)."""
+    if src.file is None or binding.override is not None or ad.reads_file(str(src.file)):
+        return None
+    from strata.engine.adapters.duckdb import DuckDBAdapter
+
+    return DuckDBAdapter.memory()
 
 
 def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[str, str]]:
     """The source's real schema, after checking it holds every declared column with a
     fitting type (E071 missing table/file, E072 missing or mistyped column)."""
+    ad = _as_adapter(con)
     if src.file is not None and binding.override is None and not src.file.exists():
         raise fail("E071", f"source `{src.name}`: file `{binding.shown}` does not exist",
                    src.decl.span, "fix the path; it is relative to the declaring .strata file")
     try:
-        schema = describe(con, relation_sql(binding))
-    except duckdb.CatalogException:
-        raise fail("E071", f"source `{src.name}`: table `{binding.shown}` does not exist in "
-                   "the warehouse", src.decl.span,
-                   "load it first, or point the source elsewhere with "
-                   f"--override {src.name}=<table>") from None
-    except duckdb.Error as err:  # the warehouse file failing is E070, not the source
-        schema = _untyped_schema(con, src, binding)
+        schema = _describe(ad, binding.engine_relation)
+    except ad.engine_errors() as err:
+        if ad.missing_relation(err):
+            raise fail("E071", f"source `{src.name}`: table `{binding.shown}` does not exist "
+                       "in the warehouse", src.decl.span,
+                       "load it first, or point the source elsewhere with "
+                       f"--override {src.name}=<table>") from None
+        # the warehouse file failing is E070, not the source
+        schema = _untyped_schema(ad, src, binding)
         if schema is None or not _missing(src, schema):
-            raise connection_file_failure(con, err) or fail(
+            raise ad.file_failure(err) or fail(
                 "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
                 f"{_first_line(err)}", src.decl.span) from None
     real = {name: engine for name, engine in schema}
@@ -101,26 +149,25 @@ def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[s
         if name not in real:
             problems.append(f"column `{name}` is missing")
             continue
-        if not _fits(declared, real[name]):
+        if not _fits(ad.dialect, declared, real[name]):
             problems.append(f"column `{name}` is {real[name]}, declared {declared}")
     if problems:
         raise fail("E072", f"source `{src.name}` (`{binding.shown}`) does not match its "
                    f"declaration: {'; '.join(problems)}", src.decl.span,
-                   _contract_hint(problems[0], src, real))
+                   _contract_hint(ad.dialect, problems[0], src, real))
     return schema
 
 
-def _untyped_schema(con, src: SourceInfo, binding: SourceBinding):
+def _untyped_schema(ad: Adapter, src: SourceInfo, binding: SourceBinding):
     """A file read with the declared types forced fails in the engine's binder when a
     declared column is absent (CSV: "Columns with names ... do not exist"): read the
     file's own header instead, so a missing column is a contract problem (E072), as for
     a table or a Parquet file. None when that read fails too, or for a table."""
-    if src.file is None or binding.override is not None:
+    if src.file is None or binding.override is not None or binding.read is not None:
         return None
     try:
-        return describe(con, duck.DIALECT.file_source(str(src.file), src.name, None)
-                        .sql(dialect="duckdb"))
-    except duckdb.Error:
+        return _describe(ad, ad.dialect.file_source(str(src.file), src.name, None))
+    except ad.engine_errors():
         return None
 
 
@@ -129,13 +176,13 @@ def _missing(src: SourceInfo, schema: list[tuple[str, str]]) -> bool:
     return any(name not in have for name, _ in src.columns)
 
 
-def _contract_hint(problem: str, src: SourceInfo, real: dict[str, str]) -> str:
+def _contract_hint(dialect, problem: str, src: SourceInfo, real: dict[str, str]) -> str:
     """A near name for a missing column; for a type no Strata type holds (a
     TIMESTAMP WITH TIME ZONE, a STRUCT), the way to read it anyway: a view that casts."""
     name = problem.split("`")[1]
     if "missing" in problem:
         return did_you_mean(name, real)
-    if duck.type_kind(real[name]).startswith("other:"):
+    if dialect.type_kind(real[name]).startswith("other:"):
         declared = dict(src.columns)[name].to_sqlglot().sql("duckdb")
         return (f"no Strata type holds {real[name]}: point the source at a view that casts "
                 f"it, e.g. CREATE VIEW {src.name}_v AS SELECT * REPLACE (CAST({name} AS "
@@ -143,17 +190,18 @@ def _contract_hint(problem: str, src: SourceInfo, real: dict[str, str]) -> str:
     return "fix the data or the declared type"
 
 
-def _fits(declared: Type, engine_type: str) -> bool:
-    kind = duck.type_kind(engine_type)
+def _fits(dialect, declared: Type, engine_type: str) -> bool:
+    kind = dialect.type_kind(engine_type)
     if declared.kind == "list":
-        return kind.startswith("list<") and _fits(declared.element, engine_type[:-2])
+        return kind.startswith("list<") and _fits(dialect, declared.element,
+                                                   dialect.element_type(engine_type))
     if declared.kind == "double" and kind in ("int", "decimal"):
         return True
     if declared.kind == "decimal" and kind == "int":
         return True
     if declared.kind == "decimal" and kind == "decimal":
         # decimal(12, 2) promises cents: a DECIMAL(18, 4) would carry 1.2555 through
-        return duck.keeps_scale(engine_type, declared.scale)
+        return dialect.keeps_scale(engine_type, declared.scale)
     if declared.kind == "timestamp" and kind == "date":
         return False
     return types_fit(declared, Type(kind)) if not kind.startswith("other") else False
@@ -192,27 +240,75 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
     """The fingerprint and the number of rows it read; each of `splits` gets its
     rows' hash too (a query that fails with them is run without: the fingerprint
     must not fail because of what detection asks for)."""
+    ad = _as_adapter(con)
     declared = [n for n, _ in src.columns]
-    if splits:
+    if splits and ad.folds_split_scans:
         try:
-            rows = _split_scan(con, relation_sql(binding), declared, splits)
+            rows = _split_scan(ad.con, relation_sql(binding), declared, splits)
             return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
         except duckdb.Error:
             for split in splits:
                 split.found = None
     try:
-        rows: RowHash = row_hash(con, relation_sql(binding), declared)
-    except (duckdb.ConversionException, duckdb.InvalidInputException) as err:
-        # a file's value that its declared type cannot hold, past what the contract
-        # check (a DESCRIBE) could see: the fingerprint is the first full read
-        raise fail("E072", f"source `{src.name}` (`{binding.shown}`) holds a value its "
-                   f"declaration does not fit: {_error_summary(err)}", src.decl.span,
-                   "fix the data or the declared type") from None
-    except duckdb.Error as err:  # the warehouse file failing is E070, not the source
-        raise connection_file_failure(con, err) or fail(
+        rows: RowHash = ad.row_hash(binding.engine_relation, declared)
+    except ad.engine_errors() as err:
+        if ad.bad_value(err):
+            # a file's value that its declared type cannot hold, past what the contract
+            # check (a DESCRIBE) could see: the fingerprint is the first full read
+            raise fail("E072", f"source `{src.name}` (`{binding.shown}`) holds a value its "
+                       f"declaration does not fit: {_error_summary(err)}", src.decl.span,
+                       "fix the data or the declared type") from None
+        # the warehouse file failing is E070, not the source
+        raise ad.file_failure(err) or fail(
             "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
             f"{_first_line(err)}", src.decl.span) from None
     return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
+
+
+def prepare(ad: Adapter, src: SourceInfo, binding: SourceBinding,
+            splits: list[Split] | None = None
+            ) -> tuple[SourceBinding, list[tuple[str, str]], str, int]:
+    """(binding, schema, fingerprint, rows) of a source as a run reads it: its contract
+    checked and its data fingerprinted where the engine reads it; a file the engine
+    cannot read in place is checked and fingerprinted locally and loaded into a table
+    named by its fingerprint (once: the same data finds its table there)."""
+    local = local_reader(ad, src, binding)
+    if local is None:
+        if src.file is not None and binding.override is None:  # read in place: as the
+            read = ad.dialect.file_source(str(src.file), src.name, src.file_types())
+            if read != binding.relation:  # engine spells it (Spark: parquet.`file:...`)
+                binding = SourceBinding(binding.name, binding.relation, binding.shown,
+                                        binding.override, read)
+        schema = check_contract(ad, src, binding)
+        fp, rows = counted_fingerprint(ad, src, binding, schema, splits)
+        return binding, schema, fp, rows
+    try:
+        schema = check_contract(local, src, binding)
+        fp, rows = counted_fingerprint(local, src, binding, schema)
+        target = Relation(INTERNAL, ad.physical_name(f"src_{src.name}_{fp[:12]}"))
+        if target.name not in ad.relations(INTERNAL):
+            _load(ad, local, src, binding, target)
+    finally:
+        local.close()
+    loaded = SourceBinding(binding.name, binding.relation, binding.shown, binding.override,
+                           target.table())
+    return loaded, schema, fp, rows
+
+
+def _load(ad: Adapter, local: Adapter, src: SourceInfo, binding: SourceBinding,
+          target: Relation) -> None:
+    """The declared columns of a file, cast to their declared types, into `target`."""
+    columns = [(n, t.to_sqlglot()) for n, t in src.columns]
+    query = exp.select(*[exp.Cast(this=exp.column(exp.to_identifier(n, quoted=True)),
+                                  to=t.copy()) .as_(exp.to_identifier(n, quoted=True))
+                         for n, t in columns]).from_(binding.relation.copy())
+    try:
+        reader = local.con.execute(local.render(query)).fetch_record_batch()
+        ad.load_table(target, columns, reader)
+    except local.engine_errors() as err:
+        raise fail("E072", f"source `{src.name}` (`{binding.shown}`) holds a value its "
+                   f"declaration does not fit: {_error_summary(err)}", src.decl.span,
+                   "fix the data or the declared type") from None
 
 
 def _split_scan(con, relation: str, declared: list[str], splits: list[Split]) -> RowHash:

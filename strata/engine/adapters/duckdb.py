@@ -13,7 +13,14 @@ from sqlglot import exp
 
 from dialects import duckdb as duck_dialect
 from strata.diagnostics import fail
-from strata.engine.adapters.base import LOCK_HINT, Adapter, Relation, engine_failure, say_waiting
+from strata.engine.adapters.base import (
+    INTERNAL,
+    LOCK_HINT,
+    Adapter,
+    Relation,
+    engine_failure,
+    say_waiting,
+)
 from strata.engine.fingerprints import RowHash, row_hash, row_hashes
 from strata.engine.locations import DuckDBFile
 
@@ -162,8 +169,10 @@ class DuckDBAdapter(Adapter):
         return self.con.execute(text).fetchall()
 
     def file_failure(self, err: BaseException):
-        from strata.engine.warehouse import file_failure
+        from strata.engine.warehouse import connection_file_failure, file_failure
 
+        if not self.location.path:  # a connection handed in: its database says where
+            return connection_file_failure(self.con, err)
         return file_failure(self.location.path, err)
 
     def damaged_storage(self, err: BaseException) -> bool:
@@ -224,6 +233,62 @@ class DuckDBAdapter(Adapter):
             return exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build("UBIGINT"))
         return exp.Anonymous(this="hash", expressions=[
             exp.column(exp.to_identifier(c, quoted=True)) for c in columns])
+
+    # ------------------------------------------------------------ bookkeeping (gc, branches)
+    compacts_file = True  # gc --compact-file: the database copied into a smaller file
+
+    def view_texts(self, schema: str | None = None) -> list[tuple[str, str, str]]:
+        query = ("SELECT schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
+                 "AND database_name = current_database() AND ")
+        if schema is None:
+            return self.con.execute(query + "schema_name != ? ORDER BY ALL",
+                                    [INTERNAL]).fetchall()
+        return self.con.execute(query + "schema_name = ?", [schema]).fetchall()
+
+    def storage_bytes(self, schema: str, tables: list[str]) -> int | None:
+        """Bytes of the storage blocks only these tables use (an estimate: rows not
+        yet checkpointed into the file are not counted)."""
+        if not tables:
+            return 0
+        owners: dict[int, set[tuple[str, str]]] = {}
+        for owner_schema, name in self.con.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() "
+                "WHERE NOT temporary AND database_name = current_database()").fetchall():
+            for block, extra in self.con.execute(
+                    "SELECT block_id, additional_block_ids FROM pragma_storage_info(?) "
+                    "WHERE block_id >= 0", [f"{_quoted(owner_schema)}.{_quoted(name)}"]
+            ).fetchall():
+                for b in [block, *(extra or [])]:
+                    owners.setdefault(b, set()).add((owner_schema, name))
+        going = {(schema, t) for t in tables}
+        only = sum(1 for users in owners.values() if users <= going)
+        return only * self._database_size()[1]
+
+    def used_bytes(self) -> int | None:
+        used, size = self._database_size()
+        return None if used is None else used * size
+
+    def _database_size(self) -> tuple[int | None, int]:
+        row = self.con.execute("SELECT used_blocks, block_size FROM pragma_database_size() "
+                               "WHERE database_name = current_database()").fetchone()
+        return (int(row[0]), int(row[1])) if row else (None, 262144)
+
+    def bulk_insert(self, target: Relation, columns: list[tuple[str, str]],
+                    rows: list[tuple]) -> bool:
+        """One JSON document the engine parses and unnests side by side: a Python list
+        as a parameter costs ~1 ms a value on DuckDB 1.5 (0.5 s for the registry rows
+        of a 500-model run), the document ~0.02 s. Timestamps go as text."""
+        names = [n for n, _ in columns]
+        shape = json.dumps({n: ["BIGINT" if t == "BIGINT" else "VARCHAR"] for n, t in columns})
+        document = json.dumps({n: [row[i] for row in rows] for i, n in enumerate(names)},
+                              default=str)
+        unnested = ", ".join(f"unnest(j.{_quoted(n)})" for n in names)
+        self.con.execute(
+            f"INSERT INTO {_quoted(target.schema)}.{_quoted(target.name)} "
+            f"({', '.join(_quoted(n) for n in names)}) SELECT {unnested} "
+            f"FROM (SELECT from_json(?::VARCHAR, {exp.Literal.string(shape).sql('duckdb')}) "
+            "AS j)", [document])
+        return True
 
 
 def _holder(message: str) -> str:

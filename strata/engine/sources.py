@@ -303,7 +303,7 @@ def _load(ad: Adapter, local: Adapter, src: SourceInfo, binding: SourceBinding,
                                   to=t.copy()) .as_(exp.to_identifier(n, quoted=True))
                          for n, t in columns]).from_(binding.relation.copy())
     try:
-        reader = local.con.execute(local.render(query)).to_arrow_reader()
+        reader = local.con.sql(local.render(query)).to_arrow_reader()
         ad.load_table(target, columns, reader)
     except local.engine_errors() as err:
         raise fail("E072", f"source `{src.name}` (`{binding.shown}`) holds a value its "

@@ -348,6 +348,26 @@ class SparkAdapter(Adapter):
                 out.append(f"_x{ord(ch):04x}_")
         return "".join(out)
 
+    def logical_name(self, physical: str) -> str:
+        """The inverse of `physical_name`: `__` is `_`, `_xHHHH_` the character HHHH."""
+        out, i = [], 0
+        while i < len(physical):
+            if physical.startswith("__", i):
+                out.append("_")
+                i += 2
+            elif physical.startswith("_x", i) and physical.find("_", i + 2) > i + 2:
+                end = physical.find("_", i + 2)
+                try:
+                    out.append(chr(int(physical[i + 2:end], 16)))
+                    i = end + 1
+                except ValueError:  # not one of ours: as it stands
+                    out.append(physical[i])
+                    i += 1
+            else:
+                out.append(physical[i])
+                i += 1
+        return "".join(out)
+
     def reads_file(self, path: str) -> bool:
         """Parquet in place; a CSV is loaded (Spark's CSV reader infers other types)."""
         return path.lower().endswith((".parquet", ".pq"))

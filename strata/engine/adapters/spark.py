@@ -55,6 +55,22 @@ LOCK_TABLE = "writer_lock"
 LEASE_SECONDS = 60.0
 
 
+def encode_name(logical: str) -> str:
+    """A table or schema name the Hive catalogue keeps as it is (it keeps only
+    [a-z0-9_] and lower-cases the rest): lower-case letters, digits and `_` stay, `_`
+    is doubled, anything else becomes _xHHHH_. Injective, so two models never share a
+    table (`SparkAdapter.logical_name` decodes it)."""
+    out = []
+    for ch in logical:
+        if ch == "_":
+            out.append("__")
+        elif ch.isascii() and (ch.islower() or ch.isdigit()):
+            out.append(ch)
+        else:
+            out.append(f"_x{ord(ch):04x}_")
+    return "".join(out)
+
+
 def local_session(directory: str, app: str = "strata") -> Any:
     """A local Spark session whose Hive catalog (Derby) and managed tables live in
     `directory`, so tables and views outlive the process. UTC everywhere: the JVM's
@@ -335,18 +351,7 @@ class SparkAdapter(Adapter):
                                            "CAST_OVERFLOW"))
 
     def physical_name(self, logical: str) -> str:
-        """The Hive catalogue keeps only [a-z0-9_] (it lower-cases the rest): lower-case
-        letters, digits and `_` stay, `_` is doubled, anything else becomes _xHHHH_.
-        Injective, so two models never share a table."""
-        out = []
-        for ch in logical:
-            if ch == "_":
-                out.append("__")
-            elif ch.isascii() and (ch.islower() or ch.isdigit()):
-                out.append(ch)
-            else:
-                out.append(f"_x{ord(ch):04x}_")
-        return "".join(out)
+        return encode_name(logical)
 
     def logical_name(self, physical: str) -> str:
         """The inverse of `physical_name`: `__` is `_`, `_xHHHH_` the character HHHH."""

@@ -303,7 +303,9 @@ def _load(ad: Adapter, local: Adapter, src: SourceInfo, binding: SourceBinding,
                                   to=t.copy()) .as_(exp.to_identifier(n, quoted=True))
                          for n, t in columns]).from_(binding.relation.copy())
     try:
-        reader = local.con.sql(local.render(query)).to_arrow_reader()
+        # a cursor of its own: the fingerprint's fetchone left a result open on the
+        # connection, which DuckDB 2 will not stream another query beside
+        reader = local.con.cursor().sql(local.render(query)).to_arrow_reader()
         ad.load_table(target, columns, reader)
     except local.engine_errors() as err:
         raise fail("E072", f"source `{src.name}` (`{binding.shown}`) holds a value its "

@@ -1,0 +1,145 @@
+"""`strata run` on PostgreSQL, from the CLI (issue 18 items 2-3): a warehouse in a
+database of a real server (`-o postgresql://...`), the same runs as on DuckDB.
+
+The project has a file source (PostgreSQL cannot read a file: the run reads it
+locally and loads it once into a table named by its fingerprint), an incremental
+upsert model with a cdc column (merged by a delta layer and a layered snapshot),
+a pinned key and two models downstream. Each test runs `strata` as a subprocess and
+reads the published views back through psycopg.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from enginehelpers import strata
+
+psycopg = pytest.importorskip("psycopg")
+
+SOURCES = """
+source orders = file 'data/orders.csv' {
+  id: int
+  customer: text
+  amount: decimal(12, 2)
+  updated_at: timestamp
+}
+"""
+
+MODELS = """
+model clean_orders {
+  from orders
+  select id, customer, amount, updated_at
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+  pin unique [id]
+  pin not_null [id, customer]
+}
+
+model by_customer {
+  from clean_orders
+  group customer
+  aggregate orders = count(), total = sum(amount)
+}
+
+model big_customers {
+  from by_customer
+  filter total > 100
+  select customer, total
+}
+"""
+
+HEADER = "id,customer,amount,updated_at\n"
+ROWS = ["1,ann,50.00,2024-01-01 10:00:00", "2,bob,80.00,2024-01-02 10:00:00",
+        "3,ann,70.25,2024-01-03 10:00:00", "4,cid,10.00,2024-01-04 10:00:00"]
+
+
+def _project(root: Path, rows: list[str]) -> Path:
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    (root / "sources.strata").write_text(SOURCES)
+    (root / "models.strata").write_text(MODELS)
+    _write(root, rows)
+    return root
+
+
+def _write(root: Path, rows: list[str]) -> None:
+    (root / "data" / "orders.csv").write_text(HEADER + "\n".join(rows) + "\n")
+
+
+def _run(root: Path, url: str, *flags: str, check: bool | None = True) -> dict:
+    done = strata("run", ".", "-o", url, "--json", *flags, cwd=root, check=check)
+    return json.loads(done.stdout) if done.returncode == 0 else {"stderr": done.stderr}
+
+
+def _view(url: str, model: str, branch: str = "main") -> list[tuple]:
+    from strata.engine.locations import parse_location
+
+    args = parse_location(url).connect_args()
+    with psycopg.connect(**args, autocommit=True) as con:
+        return sorted(tuple(r) for r in con.execute(
+            f'SELECT * FROM "{branch}"."v_{model}"').fetchall())
+
+
+def _models(report: dict) -> dict[str, dict]:
+    return {m["model"]: m for m in report["models"]}
+
+
+def test_a_run_on_postgresql_publishes_views_and_a_second_run_reuses_every_snapshot(
+        pg_warehouse_url, tmp_path):
+    root = _project(tmp_path / "p", ROWS)
+    first = _run(root, pg_warehouse_url)
+    assert first["status"] == "published"
+    assert sorted(first["rebuilt"]) == ["big_customers", "by_customer", "clean_orders"]
+    assert [(c, int(n), str(t)) for c, n, t in _view(pg_warehouse_url, "by_customer")] == [
+        ("ann", 2, "120.25"), ("bob", 1, "80.00"), ("cid", 1, "10.00")]
+    assert [(c, str(t)) for c, t in _view(pg_warehouse_url, "big_customers")] == [
+        ("ann", "120.25")]
+
+    second = _run(root, pg_warehouse_url)
+    assert second["rebuilt"] == []  # same data, same code: every snapshot found again
+    assert {m: r["snapshot"] for m, r in _models(second).items()} == \
+        {m: r["snapshot"] for m, r in _models(first).items()}
+
+
+def test_only_stale_after_a_source_change_merges_the_upsert_model_on_postgresql(
+        pg_warehouse_url, tmp_path):
+    root = _project(tmp_path / "p", ROWS)
+    _run(root, pg_warehouse_url)
+    # one order changed (a later updated_at) and one new: a delta of two rows
+    _write(root, [*ROWS[:3], "4,cid,150.00,2024-01-05 10:00:00",
+                  "5,dan,20.00,2024-01-06 10:00:00"])
+    merged = _run(root, pg_warehouse_url, "--only-stale")
+    clean = _models(merged)["clean_orders"]
+    assert clean["status"] == "rebuilt"
+    assert clean["path"] in ("pushdown", "full-then-filter") and clean["delta_rows"] == 2
+    assert [(c, str(t)) for c, t in _view(pg_warehouse_url, "big_customers")] == [
+        ("ann", "120.25"), ("cid", "150.00")]
+    assert [r[0] for r in _view(pg_warehouse_url, "clean_orders")] == [1, 2, 3, 4, 5]
+
+    again = _run(root, pg_warehouse_url, "--only-stale")
+    assert again["status"] == "up_to_date"
+
+    full = _run(root, pg_warehouse_url, "--full-refresh")
+    assert _models(full)["clean_orders"]["path"] == "full"
+    assert [r[0] for r in _view(pg_warehouse_url, "clean_orders")] == [1, 2, 3, 4, 5]
+
+
+def test_a_failing_pin_on_postgresql_publishes_nothing(pg_warehouse_url, tmp_path):
+    root = _project(tmp_path / "p", ROWS)
+    _run(root, pg_warehouse_url)
+    _write(root, [*ROWS, "4,dup,1.00,2024-02-01 10:00:00"])  # id 4 twice
+    failed = strata("run", ".", "-o", pg_warehouse_url, cwd=root, check=False)
+    assert "error[E06" in failed.stderr and "unique" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert [r[0] for r in _view(pg_warehouse_url, "clean_orders")] == [1, 2, 3, 4]
+
+
+def test_workers_build_on_their_own_postgresql_connections(pg_warehouse_url, tmp_path):
+    root = _project(tmp_path / "p", ROWS)
+    report = _run(root, pg_warehouse_url, "--workers", "3")
+    assert report["status"] == "published"
+    assert [(c, str(t)) for c, t in _view(pg_warehouse_url, "big_customers")] == [
+        ("ann", "120.25")]

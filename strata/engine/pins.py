@@ -826,7 +826,8 @@ def _fan_out(wh, plan: Plan, index: int, stage: JoinStage, split: JoinKeys, labe
     settled = log.render(_select(rights, relation, where))
     if unique_rights is not None and settled in unique_rights:
         return None  # this run found these right keys unique already
-    keys_only = exp.Subquery(this=_select(rights, relation))
+    keys_only = exp.Subquery(this=_select(rights, relation),  # PostgreSQL: an alias
+                             alias=exp.TableAlias(this=exp.to_identifier("__k")))
     types = [t for _, t in _columns(wh, keys_only, log)]
     key = _Key(tuple(rights), log.bitmaps and all(t.upper() in duck.INTEGER_TYPES
                                                   for t in types), null_is_value=False)

@@ -122,6 +122,18 @@ def local_reader(ad: Adapter, src: SourceInfo, binding: SourceBinding) -> Adapte
     return DuckDBAdapter.memory()
 
 
+def in_place(ad: Adapter, src: SourceInfo, binding: SourceBinding) -> SourceBinding:
+    """The binding of a file the engine reads in place, spelled as the engine reads it
+    (Spark: parquet.`file:/...`; DuckDB: the binding itself)."""
+    if binding.read is not None or src.file is None or binding.override is not None \
+            or not ad.reads_file(str(src.file)):
+        return binding
+    read = ad.dialect.file_source(str(src.file), src.name, src.file_types())
+    if read == binding.relation:
+        return binding
+    return SourceBinding(binding.name, binding.relation, binding.shown, binding.override, read)
+
+
 def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[str, str]]:
     """The source's real schema, after checking it holds every declared column with a
     fitting type (E071 missing table/file, E072 missing or mistyped column)."""
@@ -129,6 +141,13 @@ def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[s
     if src.file is not None and binding.override is None and not src.file.exists():
         raise fail("E071", f"source `{src.name}`: file `{binding.shown}` does not exist",
                    src.decl.span, "fix the path; it is relative to the declaring .strata file")
+    local = local_reader(ad, src, binding) if binding.read is None else None
+    if local is not None:  # a file the engine cannot read: checked where it is read
+        try:
+            return check_contract(local, src, binding)
+        finally:
+            local.close()
+    binding = in_place(ad, src, binding)
     try:
         schema = _describe(ad, binding.engine_relation)
     except ad.engine_errors() as err:
@@ -241,6 +260,13 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
     rows' hash too (a query that fails with them is run without: the fingerprint
     must not fail because of what detection asks for)."""
     ad = _as_adapter(con)
+    local = local_reader(ad, src, binding) if binding.read is None else None
+    if local is not None:  # a file the engine cannot read: fingerprinted where it is read
+        try:
+            return counted_fingerprint(local, src, binding, schema)
+        finally:
+            local.close()
+    binding = in_place(ad, src, binding)
     declared = [n for n, _ in src.columns]
     if splits and ad.folds_split_scans:
         try:
@@ -274,15 +300,11 @@ def prepare(ad: Adapter, src: SourceInfo, binding: SourceBinding,
     named by its fingerprint (once: the same data finds its table there)."""
     local = local_reader(ad, src, binding)
     if local is None:
-        if src.file is not None and binding.override is None:  # read in place: as the
-            read = ad.dialect.file_source(str(src.file), src.name, src.file_types())
-            if read != binding.relation:  # engine spells it (Spark: parquet.`file:...`)
-                binding = SourceBinding(binding.name, binding.relation, binding.shown,
-                                        binding.override, read)
+        binding = in_place(ad, src, binding)
         schema = check_contract(ad, src, binding)
         fp, rows = counted_fingerprint(ad, src, binding, schema, splits)
         return binding, schema, fp, rows
-    try:
+    try:  # the same reads check_contract and counted_fingerprint do for such a file
         schema = check_contract(local, src, binding)
         fp, rows = counted_fingerprint(local, src, binding, schema)
         target = Relation(INTERNAL, ad.physical_name(f"src_{src.name}_{fp[:12]}"))

@@ -215,8 +215,8 @@ def internal_objects(path: Path) -> set[str]:
 def registered(path: Path) -> set[str]:
     """Every object the snapshot registry references (snapshots, bases, layers)."""
     out: set[str] = set()
-    for name, parts in query(path, "SELECT name, parts FROM strata_internal.snapshots "
-                                   "WHERE collected_at IS NULL"):
+    for name, parts in query(path, "SELECT name, parts FROM strata_internal.snapshots WHERE "
+                                   "name NOT IN (SELECT name FROM strata_internal.collections)"):
         out.add(name)
         parts = json.loads(parts)
         if parts.get("base"):

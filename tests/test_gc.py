@@ -121,8 +121,7 @@ class Project:
 
     def collected(self) -> dict[str, tuple]:
         return {r[0]: (str(r[1]), r[2]) for r in self.query(
-            "SELECT name, collected_at, collected_by FROM strata_internal.snapshots "
-            "WHERE collected_at IS NOT NULL")}
+            "SELECT name, collected_at, collected_by FROM strata_internal.collections")}
 
     def file_state(self) -> tuple:
         return hashlib.sha256(self.wh.read_bytes()).hexdigest(), self.wh.stat().st_size

@@ -6,6 +6,7 @@ import click
 
 from strata.cli.compile_cmds import json_option
 from strata.cli.main import cli, console, handled, print_json
+from strata.diagnostics import fail
 from strata.engine import gc
 from strata.engine.branches import ensure_branch
 from strata.engine.warehouse import Warehouse
@@ -13,7 +14,8 @@ from strata.engine.warehouse import Warehouse
 
 @cli.command(name="gc")
 @click.option("-o", "--warehouse", "warehouse", required=True, type=click.Path(),
-              metavar="WAREHOUSE", help="The DuckDB warehouse file.")
+              metavar="WAREHOUSE", help="The warehouse: a DuckDB file, postgresql://..., spark:DIR or "
+              "sc://HOST:PORT.")
 @click.option("--older-than", "older_than", required=True, metavar="AGE",
               help="Collect only runs older than this: 90m, 12h, 30d, 2w, 0d.")
 @click.option("--keep-last", "keep_last", default=5, show_default=True, type=int,
@@ -33,7 +35,12 @@ def gc_cmd(warehouse: str, older_than: str, keep_last: int, branch: str | None, 
                         dry_run=dry_run)
     gc.parse_duration(older_than)  # a bad value fails before the file is touched
     wh = Warehouse.open(warehouse, read_only=dry_run, create=False)
+    on_file = wh.adapter.compacts_file
     try:
+        if compact_file and not on_file:
+            raise fail("E084", f"--compact-file rewrites a DuckDB file; `{wh.label}` is not one",
+                       None, "leave it out: a PostgreSQL server reclaims the space of dropped "
+                       "tables itself (VACUUM), and Spark's DROP TABLE deletes their files")
         if branch is not None:
             ensure_branch(wh, branch)
         report = gc.collect(wh, opts)
@@ -46,13 +53,13 @@ def gc_cmd(warehouse: str, older_than: str, keep_last: int, branch: str | None, 
     if as_json:
         print_json(report.to_json())
     else:
-        _print(report, compact_file)
+        _print(report, compact_file, on_file)
 
 
 _SHOWN = 20  # collected snapshots listed one per line; --json has every one
 
 
-def _print(report: gc.GcReport, compact_file: bool) -> None:
+def _print(report: gc.GcReport, compact_file: bool, on_file: bool = True) -> None:
     out = console()
 
     def say(text: str) -> None:
@@ -81,12 +88,18 @@ def _print(report: gc.GcReport, compact_file: bool) -> None:
             f"{', '.join(report.stale_files)}")
     if report.kept:
         say(f"kept {len(report.kept)} snapshot(s): {_kept_summary(report.kept)}")
-    if report.dropped:
+    if report.dropped and report.estimated_bytes is None:
+        say(f"{'would free' if dry else 'frees'}: not measured (the engine does not say how "
+            "much storage a table uses)")
+    elif report.dropped:
         say(f"{'would free' if dry else 'frees'} about {_size(report.estimated_bytes)} "
-            "(estimate: storage blocks only the dropped tables use)")
-    if report.freed_bytes is not None:
+            "(estimate: " + ("storage blocks only the dropped tables use)" if on_file else
+                             "the dropped tables' size)"))
+    if report.freed_bytes is not None and on_file:
         say(f"measured after a checkpoint: {_size(report.freed_bytes)} fewer in use (net of "
             "the catalogue blocks the checkpoint rewrote); DuckDB reuses them")
+    elif report.freed_bytes is not None:
+        say(f"measured: {_size(report.freed_bytes)} fewer in use")
     if report.gc_id:
         say(f"recorded gc {report.gc_id} in history")
     if report.compacted:
@@ -95,7 +108,7 @@ def _print(report: gc.GcReport, compact_file: bool) -> None:
     elif dry and compact_file:
         say(f"--compact-file would rewrite the file ({_size(report.file_bytes)} now) to "
             f"about {_size(report.compactable_bytes or 0)}")
-    elif report.status != "nothing_to_do" or compact_file:
+    elif on_file and (report.status != "nothing_to_do" or compact_file):
         say(f"the file stays {_size(report.file_bytes)}: DuckDB reuses freed blocks but does "
             "not shrink the file; add --compact-file to rewrite it smaller")
     if dry:

@@ -30,8 +30,9 @@ def _warehouse(help_text: str):
                         metavar="WAREHOUSE", help=help_text)
 
 
-warehouse_option = _warehouse("The DuckDB warehouse file.")
-new_warehouse_option = _warehouse("The DuckDB warehouse file (created if missing).")
+_KINDS = "a DuckDB file, postgresql://USER@HOST[:PORT]/DB, spark:DIR or sc://HOST:PORT"
+warehouse_option = _warehouse(f"The warehouse: {_KINDS}.")
+new_warehouse_option = _warehouse(f"The warehouse: {_KINDS} (set up if new).")
 workers_option = click.option(
     "--workers", type=click.IntRange(1, 64), default=4, show_default=True,
     help="Build lanes: models built side by side; 1 builds one at a time.")

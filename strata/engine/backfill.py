@@ -141,7 +141,8 @@ def plan_backfill(module: Module, wh: Warehouse, run_id: str, corrected: dict[st
     for name in sorted({s for m in closure for s in module.models[m].sources_read}):
         src = module.sources[name]
         binding = bind_source(src, overrides.get(name))
-        fps[name] = fingerprint(wh.con, src, binding, check_contract(wh.con, src, binding))
+        fps[name] = fingerprint(wh.adapter, src, binding,
+                                check_contract(wh.adapter, src, binding))
     moved = {s for s, fp in fps.items() if of.source_fingerprints.get(s) != fp}
     notes = [f"--source {s}={t}: same content as what run {of.id} read; nothing downstream "
              "of it changes" for s, t in sorted(corrected.items()) if s not in moved]

@@ -193,6 +193,11 @@ def history(*, branch: str | None = None, run_id: str | None = None,
     return query.limit(limit, copy=False) if limit is not None else query
 
 
+def below_seq(seq: int) -> exp.LT:
+    """seq < N: the next page of a newest-first read."""
+    return exp.LT(this=col("seq"), expression=exp.Literal.number(seq))
+
+
 # ---------------------------------------------------------------- the registry
 def visible() -> exp.Expression:
     """A registry row (aliased `s`) whose run's history entry exists (module doc)."""
@@ -203,9 +208,12 @@ def visible() -> exp.Expression:
 
 def registry(*, names: list[str] | None = None, model: str | None = None,
              content_hash: str | None = None, uncollected: bool = False,
-             columns: tuple[str, ...] | None = None) -> exp.Select:
+             columns: tuple[str, ...] | None = None, where: exp.Expression | None = None,
+             oldest_first: bool = False) -> exp.Select:
     """Registry rows (every column of `snapshots`, and `collected_at`/`collected_by`
-    from `collections`: NULL for a live snapshot), newest first, only visible ones."""
+    from `collections`: NULL for a live snapshot), newest first (by creation, then
+    name), only visible ones. `where`: one more condition over `s` (an adapter's
+    in_list)."""
     wanted = columns or tuple(c.name for c in SNAPSHOTS.columns)
     items: list[exp.Expression] = [col(n, "s") for n in wanted]
     items += [col("collected_at", "c"), col("collected_by", "c")]
@@ -219,12 +227,14 @@ def registry(*, names: list[str] | None = None, model: str | None = None,
         conditions.append(_eq(col("content_hash", "s"), exp.Literal.string(content_hash)))
     if uncollected:
         conditions.append(exp.Is(this=col("name", "c"), expression=exp.Null()))
+    if where is not None:
+        conditions.append(where)
     query = _from(exp.Select(expressions=items), SNAPSHOTS.relation.table("s"))
     query = query.join(COLLECTIONS.relation.table("c"), on=_eq(col("name", "c"),
                                                                 col("name", "s")),
                        join_type="LEFT", copy=False)
     query = query.where(exp.and_(*conditions, copy=False), copy=False)
-    return query.order_by(exp.Ordered(this=col("created_at", "s"), desc=True),
+    return query.order_by(exp.Ordered(this=col("created_at", "s"), desc=not oldest_first),
                           exp.Ordered(this=col("name", "s")), copy=False)
 
 

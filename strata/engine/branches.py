@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import re
 
-import sqlglot
 from sqlglot import exp
 
 from strata.diagnostics import Diagnostic, StrataError, fail
+from strata.engine import bookkeeping as B
 from strata.engine import history as H
+from strata.engine.adapters.base import Relation, select_all
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
 from strata.engine.warehouse import (
     INTERNAL,
     MAIN_BRANCH,
-    TEXT_LIST,
     Warehouse,
     crash_point,
-    internal,
     q,
-    text_list,
 )
 
 VIEW_PREFIX = "v_"
@@ -32,17 +30,25 @@ def branch_exists(wh: Warehouse, name: str) -> bool:
         return True
     if not wh.has_internal():
         return False
-    row = wh.execute(f"SELECT count(*) FROM {internal('branches')} WHERE name = ?",
-                     [name]).fetchone()
-    return bool(row[0])
+    query = exp.select(exp.Count(this=exp.Star())).from_(B.BRANCHES.relation.table()).where(
+        exp.EQ(this=B.col("name"), expression=exp.Literal.string(name)))
+    return bool(wh.rows(query)[0][0])
 
 
 def ensure_branch(wh: Warehouse, name: str) -> None:
     if not branch_exists(wh, name):
         raise fail("E074", f"unknown branch `{name}`", None,
-                   f"create it first: strata branch create {name} --from main -o {wh.path}"
+                   f"create it first: strata branch create {name} --from main -o {wh.label}"
                    if _BRANCH_NAME.match(name) else
                    "a branch name is letters, digits and _ (starting with a letter or _)")
+
+
+def branch_names(wh: Warehouse) -> list[str]:
+    """Every branch but main, by name."""
+    if not wh.has_internal():
+        return []
+    query = exp.select(B.col("name")).from_(B.BRANCHES.relation.table()).order_by(B.col("name"))
+    return [r[0] for r in wh.rows(query)]
 
 
 def list_branches(wh: Warehouse) -> list[dict]:
@@ -50,46 +56,35 @@ def list_branches(wh: Warehouse) -> list[dict]:
             "views": len(live_snapshots(wh, MAIN_BRANCH))}]
     if not wh.has_internal():
         return out
-    for name, created, origin in wh.execute(
-            f"SELECT name, created_at, from_branch FROM {internal('branches')} ORDER BY name"
-    ).fetchall():
+    query = exp.select(B.col("name"), B.col("created_at"), B.col("from_branch")).from_(
+        B.BRANCHES.relation.table()).order_by(B.col("name"))
+    for name, created, origin in wh.rows(query):
         out.append({"name": name, "from_branch": origin, "created_at": str(created),
                     "views": len(live_snapshots(wh, name))})
     return out
 
 
+def schema_of(wh: Warehouse, branch: str) -> str:
+    """The schema holding the branch's views (the branch's name, encoded where the
+    engine keeps only some names: adapter.physical_name)."""
+    return wh.adapter.physical_name(branch)
+
+
+def view_of(wh: Warehouse, branch: str, model: str) -> Relation:
+    """The live view of `model` on `branch`."""
+    return Relation(schema_of(wh, branch), wh.adapter.physical_name(VIEW_PREFIX + model))
+
+
 def live_snapshots(wh: Warehouse, branch: str) -> dict[str, str]:
     """model -> the snapshot its live view reads, read from the views themselves."""
-    rows = wh.execute("SELECT view_name, sql FROM duckdb_views() WHERE schema_name = ? AND "
-                      "NOT internal AND starts_with(view_name, ?)",
-                      [branch, VIEW_PREFIX]).fetchall()
+    ad = wh.adapter
+    prefix = ad.physical_name(VIEW_PREFIX)
     out = {}
-    for view, sql in rows:
-        target = _snapshot_of(sql)
-        if target:
-            out[view[len(VIEW_PREFIX):]] = target
+    for view, target in ad.view_targets(schema_of(wh, branch), prefix).items():
+        name = ad.logical_name(view)
+        if name.startswith(VIEW_PREFIX):
+            out[name[len(VIEW_PREFIX):]] = target
     return out
-
-
-# The statement switch_views writes, as DuckDB stores it: read without a SQL parser
-# (parsing every view costs ~1 ms each, a second on a 1,000-model branch).
-_OWN_VIEW = re.compile(r'^CREATE VIEW .+ AS SELECT \* FROM ' + INTERNAL +
-                       r'\.(?:"((?:[^"]|"")+)"|([A-Za-z_][A-Za-z0-9_]*));?\s*$', re.DOTALL)
-
-
-def _snapshot_of(sql: str) -> str | None:
-    own = _OWN_VIEW.match(sql)
-    if own:
-        return own.group(1).replace('""', '"') if own.group(1) is not None else own.group(2)
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.ParseError:
-        return None
-    query = tree.expression if isinstance(tree, exp.Create) else tree
-    tables = list(query.find_all(exp.Table)) if query is not None else []
-    if len(tables) == 1 and tables[0].db == INTERNAL:
-        return tables[0].name
-    return None
 
 
 def check_view_names(wh: Warehouse, branch: str, models) -> None:
@@ -97,19 +92,18 @@ def check_view_names(wh: Warehouse, branch: str, models) -> None:
     a view strata did not write (one that reads no snapshot): CREATE OR REPLACE VIEW
     fails on a table (DuckDB's E000 "Existing object ... is of type Table") and would
     silently replace someone's view. Asked before anything is built or repointed."""
-    wanted = {(VIEW_PREFIX + m).lower(): m for m in models}  # DuckDB folds case
+    ad = wh.adapter
+    # DuckDB folds case; Spark's names are lower case already (physical_name)
+    wanted = {ad.physical_name(VIEW_PREFIX + m).lower(): m for m in models}
     if not wanted:
         return
-    found = [(name, "table", None) for (name,) in wh.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? "
-        f"AND lower(table_name) IN (SELECT {TEXT_LIST})", [branch, text_list(wanted)]
-    ).fetchall()]
-    found += [(name, "view", sql) for name, sql in wh.execute(
-        "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = ? AND NOT internal "
-        f"AND lower(view_name) IN (SELECT {TEXT_LIST})", [branch, text_list(wanted)]
-    ).fetchall()]
-    foreign = [(name, kind) for name, kind, sql in found
-               if kind == "table" or _snapshot_of(sql) is None]
+    schema = schema_of(wh, branch)
+    found = {n: kind for n, kind in ad.relations(schema).items() if n.lower() in wanted}
+    if not found:
+        return
+    ours = ad.view_targets(schema) if "view" in found.values() else {}
+    foreign = [(name, kind) for name, kind in found.items()
+               if kind == "table" or name not in ours]
     if foreign:
         raise StrataError([Diagnostic(
             "E094", f"`{branch}.{name}` is a {kind} strata did not create, in the place of "
@@ -124,12 +118,11 @@ def switch_views(wh: Warehouse, branch: str, snapshots: dict[str, str],
     """Point each model's live view at its snapshot (inside the caller's transaction).
     Views that `current` (live_snapshots) shows already there are left alone."""
     check_view_names(wh, branch, snapshots)
-    wh.execute(f"CREATE SCHEMA IF NOT EXISTS {q(branch)}")
+    wh.adapter.create_schema(schema_of(wh, branch))
     for model, snap in snapshots.items():
         if current is not None and current.get(model) == snap:
             continue
-        wh.execute(f"CREATE OR REPLACE VIEW {q(branch, VIEW_PREFIX + model)} AS "
-                   f"SELECT * FROM {internal(snap)}")
+        wh.adapter.create_view(view_of(wh, branch, model), select_all(Relation(INTERNAL, snap)))
         crash_point(f"after_view:{model}")
 
 
@@ -142,15 +135,15 @@ def create_branch(wh: Warehouse, name: str, source: str) -> H.HistoryEntry:
     if branch_exists(wh, name):
         raise fail("E081", f"branch `{name}` already exists")
     ensure_branch(wh, source)
-    if _schema_exists(wh, name):
+    if wh.adapter.schema_exists(schema_of(wh, name)):
         raise fail("E081", f"a schema named `{name}` already exists in the warehouse", None,
                    "pick another branch name")
     views = live_snapshots(wh, source)
     base = H.last_with_snapshots(wh, source)
     with wh.transaction():
-        wh.execute(f"INSERT INTO {internal('branches')} VALUES (?, ?, ?, ?, ?)",
-                   [name, name, now_text(), source, base.seq if base else None])
-        switch_views(wh, name, views)
+        wh.run(B.insert(B.BRANCHES, [{
+            "name": name, "schema_name": schema_of(wh, name), "created_at": now_text(),
+            "from_branch": source, "from_seq": base.seq if base else None}]))
         entry = H.HistoryEntry(
             id=sha("branch", name, source, now_text())[:12], kind="branch", branch=name, started_at=now_text(),
             models=sorted(views), snapshots=views,
@@ -158,11 +151,7 @@ def create_branch(wh: Warehouse, name: str, source: str) -> H.HistoryEntry:
             code_fingerprints=base.code_fingerprints if base else {},
             overrides=base.overrides if base else {},
             details={"from_branch": source})
+        # the entry before the views (the commit point where there is no transaction)
         H.append(wh, entry)
+        switch_views(wh, name, views)
     return entry
-
-
-def _schema_exists(wh: Warehouse, name: str) -> bool:
-    row = wh.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = ?",
-                     [name]).fetchone()
-    return bool(row[0])

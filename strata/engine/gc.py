@@ -29,11 +29,12 @@ import duckdb
 from sqlglot import exp
 
 from strata.diagnostics import fail
+from strata.engine import bookkeeping as B
 from strata.engine import history as H
-from strata.engine.branches import live_snapshots
+from strata.engine.branches import branch_names, live_snapshots
 from strata.engine.clock import now
 from strata.engine.fingerprints import sha
-from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, internal, q
+from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, q
 
 ALL_BRANCHES = "*"  # the branch of a gc entry that considered every branch
 # Objects strata creates in the internal schema; anything else there is bookkeeping.
@@ -87,7 +88,8 @@ class GcReport:
     stale_files: list[str] = field(default_factory=list)  # a crashed compaction's copy
     kept: dict[str, str] = field(default_factory=dict)  # snapshot -> why it stays
     runs_affected: list[str] = field(default_factory=list)
-    estimated_bytes: int = 0  # storage blocks used only by the dropped tables
+    # storage used only by the dropped tables; None: the engine does not say (Spark)
+    estimated_bytes: int | None = 0
     freed_bytes: int | None = None  # measured after the drop (blocks now free)
     file_bytes: int = 0  # file size before (and, without compaction, after)
     file_bytes_after: int | None = None
@@ -108,11 +110,13 @@ def plan(wh: Warehouse, opts: GcOptions) -> GcReport:
         cutoff = now() - parse_duration(opts.older_than)
     except OverflowError:  # a clock (STRATA_NOW) near year 1: the cutoff is before it
         raise fail("E082", f"duration `{opts.older_than}` reaches before year 1") from None
+    on_file = wh.adapter.compacts_file  # a DuckDB file: its size, a crashed copy
     report = GcReport("dry_run" if opts.dry_run else "collected", opts.older_than,
                       cutoff.isoformat(sep=" "), opts.keep_last, opts.branch,
-                      file_bytes=_file_bytes(wh.path))
-    copy = stale_copy(wh.path)
-    report.stale_files = [str(f) for f in (copy, Path(str(copy) + ".wal")) if f.exists()]
+                      file_bytes=_file_bytes(wh.path) if on_file else 0)
+    if on_file:
+        copy = stale_copy(wh.path)
+        report.stale_files = [str(f) for f in (copy, Path(str(copy) + ".wal")) if f.exists()]
     if not wh.has_internal():
         report.status = "nothing_to_do" if not report.stale_files else report.status
         return report
@@ -178,10 +182,11 @@ def plan(wh: Warehouse, opts: GcOptions) -> GcReport:
     report.kept = dict(sorted(kept.items()))
     report.runs_affected = sorted({e.id for name in collected_names
                                    for e in listed_by.get(name, [])})
-    report.estimated_bytes = _blocks_only_used_by(wh, [n for n in drop if objects[n] == "table"])
-    used = _used_bytes(wh)
+    report.estimated_bytes = wh.adapter.storage_bytes(
+        INTERNAL, [n for n in drop if objects[n] == "table"])
+    used = wh.adapter.used_bytes() if on_file else None
     if used is not None:
-        report.compactable_bytes = max(0, used - report.estimated_bytes)
+        report.compactable_bytes = max(0, used - (report.estimated_bytes or 0))
     if not report.collected and not report.dropped and not report.stale_files:
         report.status = "nothing_to_do"
     return report
@@ -215,10 +220,8 @@ def _why_kept(rec: H.SnapshotRecord, entries: list[H.HistoryEntry], live: dict[s
 
 def _live(wh: Warehouse) -> dict[str, str]:
     """snapshot -> 'live on B (v_model)' for every branch's live views."""
-    branches = [MAIN_BRANCH] + [r[0] for r in wh.execute(
-        f"SELECT name FROM {internal('branches')} ORDER BY name").fetchall()]
     out: dict[str, str] = {}
-    for branch in branches:
+    for branch in [MAIN_BRANCH, *branch_names(wh)]:
         for model, snap in sorted(live_snapshots(wh, branch).items()):
             out.setdefault(snap, f"live on {branch} (v_{model})")
     return out
@@ -230,9 +233,7 @@ def _read_by_views(wh: Warehouse, objects: set[str]) -> dict[str, str]:
     drop would break such a view silently. Matched on the view's words, conservatively."""
     out: dict[str, str] = {}
     plain = {o for o in objects if re.fullmatch(r"\w+", o)}
-    for schema, view, sql in wh.execute(
-            "SELECT schema_name, view_name, sql FROM duckdb_views() "
-            "WHERE NOT internal AND schema_name != ?", [INTERNAL]).fetchall():
+    for schema, view, sql in wh.adapter.view_texts():
         words = set(re.findall(r"\w+", sql or ""))
         hits = (plain & words) | {o for o in objects - plain if o in (sql or "")}
         for name in hits:
@@ -245,36 +246,6 @@ def _time(text: str) -> dt.datetime:
 
 
 # ---------------------------------------------------------------- space
-def _blocks_only_used_by(wh: Warehouse, tables: list[str]) -> int:
-    """Bytes of the storage blocks that only these tables use: what dropping them frees
-    (an estimate: rows not yet checkpointed into the file are not counted)."""
-    if not tables:
-        return 0
-    owners: dict[int, set[tuple[str, str]]] = {}
-    for schema, name in wh.execute("SELECT schema_name, table_name FROM duckdb_tables() "
-                                   "WHERE NOT temporary").fetchall():
-        for block, extra in wh.execute(
-                "SELECT block_id, additional_block_ids FROM pragma_storage_info(?) "
-                "WHERE block_id >= 0", [f"{q(schema, name)}"]).fetchall():
-            for b in [block, *(extra or [])]:
-                owners.setdefault(b, set()).add((schema, name))
-    going = {(INTERNAL, t) for t in tables}
-    only = sum(1 for users in owners.values() if users <= going)
-    return only * _block_size(wh)
-
-
-def _block_size(wh: Warehouse) -> int:
-    row = wh.execute("SELECT block_size FROM pragma_database_size() "
-                     "WHERE database_name = current_database()").fetchone()
-    return int(row[0]) if row else 262144
-
-
-def _used_bytes(wh: Warehouse) -> int | None:
-    row = wh.execute("SELECT used_blocks, block_size FROM pragma_database_size() "
-                     "WHERE database_name = current_database()").fetchone()
-    return int(row[0]) * int(row[1]) if row else None
-
-
 def _file_bytes(path: str) -> int:
     try:
         return os.path.getsize(path)
@@ -295,8 +266,8 @@ def collect(wh: Warehouse, opts: GcOptions) -> GcReport:
     stamp = now().isoformat(sep=" ")
     report.gc_id = sha("gc", stamp, report.dropped,
                        [c.snapshot for c in report.collected])[:12]
-    wh.execute("CHECKPOINT")  # so the used-block count below is what the file holds
-    used_before = _used_bytes(wh)
+    wh.adapter.checkpoint()  # so the used-block count below is what the file holds
+    used_before = wh.adapter.used_bytes()
     entry = H.HistoryEntry(
         id=report.gc_id, kind="gc", branch=opts.branch or ALL_BRANCHES, started_at=stamp,
         models=sorted({c.model for c in report.collected}),
@@ -310,17 +281,19 @@ def collect(wh: Warehouse, opts: GcOptions) -> GcReport:
         for name in report.dropped:
             wh.drop(name)
         names = [c.snapshot for c in report.collected]
-        if names:
-            wh.execute(f"UPDATE {internal('snapshots')} SET collected_at = ?, collected_by = ? "
-                       "WHERE list_contains(?, name)", [stamp, report.gc_id, names])
+        if names:  # appended rows: bookkeeping is append-only on every engine
+            H.insert_rows(wh, B.COLLECTIONS, [
+                {"name": n, "collected_at": stamp, "collected_by": report.gc_id}
+                for n in names])
         H.append(wh, entry)
         crash_point("gc_before_commit")
     entry.finished_at = now().isoformat(sep=" ")
-    wh.execute("CHECKPOINT")
-    used_after = _used_bytes(wh)
+    wh.adapter.checkpoint()
+    used_after = wh.adapter.used_bytes()
     if used_before is not None and used_after is not None:
         report.freed_bytes = max(0, used_before - used_after)
-    report.file_bytes_after = _file_bytes(wh.path)
+    if wh.adapter.compacts_file:
+        report.file_bytes_after = _file_bytes(wh.path)
     return report
 
 

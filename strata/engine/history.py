@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass, field, fields
 
 from strata.diagnostics import fail
-from strata.engine.warehouse import TEXT_LIST, Warehouse, dumps, internal, text_list
+from strata.engine import bookkeeping as B
+from strata.engine.warehouse import Warehouse, dumps
 
 
 @dataclass
@@ -50,18 +51,19 @@ class HistoryEntry:
 
 
 def append(wh: Warehouse, entry: HistoryEntry) -> HistoryEntry:
-    """Append an entry (inside the caller's transaction when there is one)."""
-    row = wh.execute(f"SELECT coalesce(max(seq), 0) + 1 FROM {internal('history')}").fetchone()
-    entry.seq = int(row[0])
-    wh.execute(f"INSERT INTO {internal('history')} VALUES (?, ?, ?, ?, ?, ?)",
-               [entry.seq, entry.id, entry.kind, entry.branch, entry.started_at,
-                dumps(entry.to_json())])
+    """Append an entry (inside the caller's transaction when there is one). On an
+    engine without transactions this one-row INSERT is the publication's commit
+    point (bookkeeping.visible)."""
+    entry.seq = int(wh.rows(B.next_seq())[0][0])
+    wh.run(B.insert(B.HISTORY, [{
+        "seq": entry.seq, "id": entry.id, "kind": entry.kind, "branch": entry.branch,
+        "started_at": entry.started_at, "entry": dumps(entry.to_json())}]))
     return entry
 
 
 def _load(row) -> HistoryEntry:
     data = json.loads(row[0])
-    data["seq"] = row[1]
+    data["seq"] = int(row[1])
     known = HistoryEntry.__dataclass_fields__
     return HistoryEntry(**{k: v for k, v in data.items() if k in known})
 
@@ -70,13 +72,7 @@ def entries(wh: Warehouse, branch: str | None = None) -> list[HistoryEntry]:
     """Newest first."""
     if not wh.has_internal():
         return []
-    sql = f"SELECT entry, seq FROM {internal('history')}"
-    params: list = []
-    if branch is not None:
-        sql += " WHERE branch = ?"
-        params.append(branch)
-    sql += " ORDER BY seq DESC"
-    return [_load(r) for r in wh.execute(sql, params).fetchall()]
+    return [_load(r) for r in wh.rows(B.history(branch=branch))]
 
 
 def entries_with_id(wh: Warehouse, run_id: str) -> list[HistoryEntry]:
@@ -84,20 +80,17 @@ def entries_with_id(wh: Warehouse, run_id: str) -> list[HistoryEntry]:
     content keeps its id)."""
     if not wh.has_internal():
         return []
-    rows = wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE id = ? "
-                      "ORDER BY seq DESC", [run_id]).fetchall()
-    return [_load(r) for r in rows]
+    return [_load(r) for r in wh.rows(B.history(run_id=run_id))]
 
 
 def find(wh: Warehouse, run_id: str) -> HistoryEntry:
     """The newest entry with this id (or a unique prefix of at least 4 characters)."""
     if not wh.has_internal():
         raise fail("E073", f"unknown run id `{run_id}`: the warehouse has no history yet")
-    rows = wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE id = ? "
-                      "ORDER BY seq DESC LIMIT 1", [run_id]).fetchall()
+    rows = wh.rows(B.history(run_id=run_id, limit=1))
     if not rows and len(run_id) >= 4:
-        rows = wh.execute(f"SELECT entry, seq, id FROM {internal('history')} "
-                          "WHERE starts_with(id, ?) ORDER BY seq DESC", [run_id]).fetchall()
+        rows = wh.rows(B.history(id_prefix=run_id, columns=(
+            B.col("entry"), B.col("seq"), B.col("id"))))
         if len({r[2] for r in rows}) > 1:
             raise fail("E073", f"run id prefix `{run_id}` is ambiguous", None,
                        "give more characters")
@@ -109,14 +102,13 @@ def find(wh: Warehouse, run_id: str) -> HistoryEntry:
 
 def relations_read(wh: Warehouse, run_id: str) -> dict[str, str] | None:
     """{source: relation} as the run with this id read them (its replay recipe), or
-    None when no entry says. Taken out of the entry by DuckDB: the entry of a big
+    None when no entry says. Taken out of the entry by the engine: the entry of a big
     module holds every model's SQL, which Python need not parse for this."""
-    row = wh.execute(f"SELECT json_extract_string(entry, '$.details.__replay.sources') FROM "
-                     f"{internal('history')} WHERE id = ? ORDER BY seq DESC LIMIT 1",
-                     [run_id]).fetchone()
-    if row is None or row[0] is None:
+    sources = B.json_text(wh.adapter, B.col("entry"), "details", "__replay", "sources")
+    found = wh.rows(B.history(run_id=run_id, columns=(sources,), limit=1))
+    if not found or found[0][0] is None:
         return None
-    read = json.loads(row[0])
+    read = json.loads(found[0][0])
     return read if isinstance(read, dict) else None
 
 
@@ -127,21 +119,42 @@ def last_good_before(wh: Warehouse, branch: str, seq: int) -> HistoryEntry | Non
                  if e.seq < seq and e.snapshots and e.kind in ROLLBACK_TARGETS), None)
 
 
+_PAGE = 8  # entries read at a time, newest first (the first page nearly always holds it)
+
+
 def last_with_snapshots(wh: Warehouse, branch: str) -> HistoryEntry | None:
     """The staleness base: the newest run or backfill on the branch that published
     snapshots (stage-only runs, rollbacks and failed runs never serve); else what the
     branch was created from."""
+    return _newest_with_snapshots(wh, branch, ("run", "backfill", "branch"))
+
+
+def last_published(wh: Warehouse, branch: str) -> HistoryEntry | None:
+    """The newest entry on the branch that set its live views (a run, backfill,
+    rollback or branch creation with snapshots): what every view of the branch must
+    read. `recover` rolls views forward to it where publication has no transaction."""
+    return _newest_with_snapshots(wh, branch, ROLLBACK_TARGETS)
+
+
+def _newest_with_snapshots(wh: Warehouse, branch: str, kinds: tuple[str, ...]
+                           ) -> HistoryEntry | None:
     if not wh.has_internal():
         return None
-    # newest first, one entry at a time: an entry holds the run's whole recipe, so
+    # newest first, a page at a time: an entry holds the run's whole recipe, so
     # parsing the branch's entire history on every run would grow with it
-    cursor = wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE branch = ? AND "
-                        "kind IN ('run', 'backfill', 'branch') ORDER BY seq DESC", [branch])
-    while (row := cursor.fetchone()) is not None:
-        entry = _load(row)
-        if entry.snapshots:
-            return entry
-    return None
+    below: int | None = None
+    while True:
+        query = B.history(branch=branch, kinds=kinds, limit=_PAGE)
+        if below is not None:
+            query = query.where(B.below_seq(below), copy=False)
+        page = wh.rows(query)
+        for row in page:
+            entry = _load(row)
+            if entry.snapshots:
+                return entry
+        if len(page) < _PAGE:
+            return None
+        below = int(page[-1][1])
 
 
 # ---------------------------------------------------------------- failed runs
@@ -161,8 +174,7 @@ def failures_by_model(wh: Warehouse, branch: str) -> dict[str, HistoryEntry]:
     if not wh.has_internal():
         return {}
     out: dict[str, HistoryEntry] = {}
-    for row in wh.execute(f"SELECT entry, seq FROM {internal('history')} WHERE branch = ? "
-                          "AND kind = ? ORDER BY seq DESC", [branch, FAILED]).fetchall():
+    for row in wh.rows(B.history(branch=branch, kinds=(FAILED,))):
         entry = _load(row)
         for model in entry.failure.get("failed", {}):
             out.setdefault(model, entry)
@@ -175,10 +187,9 @@ def last_built_seq(wh: Warehouse, branch: str) -> dict[str, int]:
     if not wh.has_internal():
         return {}
     out: dict[str, int] = {}
-    for seq, models in wh.execute(
-            "SELECT seq, json_extract_string(entry, '$.snapshots') FROM "
-            f"{internal('history')} WHERE branch = ? AND kind IN ('run', 'backfill') "
-            "ORDER BY seq", [branch]).fetchall():
+    built = B.json_text(wh.adapter, B.col("entry"), "snapshots")
+    for seq, models in wh.rows(B.history(branch=branch, kinds=("run", "backfill"),
+                                         columns=(B.col("seq"), built), newest_first=False)):
         for model in json.loads(models or "{}"):
             out[model] = int(seq)
     return out
@@ -210,12 +221,12 @@ class SnapshotRecord:
         return [self.name]
 
 
-_COLUMNS = ("name, model, run_id, kind, content_hash, row_count, hash_sum, hash_xor, columns, "
-            "code_fp, parts, created_at, collected_at, collected_by")
+_COLUMNS = tuple(c.name for c in B.SNAPSHOTS.columns)  # + collected_at, collected_by
 
 
 def _record(row) -> SnapshotRecord:
     values = list(row)
+    values[5] = int(values[5])
     values[8] = json.loads(values[8])
     values[10] = json.loads(values[10])
     values[11] = str(values[11])
@@ -223,37 +234,53 @@ def _record(row) -> SnapshotRecord:
     return SnapshotRecord(*values)
 
 
+def _row(rec: SnapshotRecord) -> dict:
+    return {"name": rec.name, "model": rec.model, "run_id": rec.run_id, "kind": rec.kind,
+            "content_hash": rec.content_hash, "row_count": rec.row_count,
+            "hash_sum": rec.hash_sum, "hash_xor": rec.hash_xor,
+            "columns": dumps(rec.columns), "code_fp": rec.code_fp, "parts": dumps(rec.parts),
+            "created_at": rec.created_at}
+
+
 def register(wh: Warehouse, rec: SnapshotRecord) -> None:
-    wh.execute(f"INSERT INTO {internal('snapshots')} ({_COLUMNS}) VALUES "
-               "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-               [rec.name, rec.model, rec.run_id, rec.kind, rec.content_hash, rec.row_count,
-                rec.hash_sum, rec.hash_xor, dumps(rec.columns), rec.code_fp, dumps(rec.parts),
-                rec.created_at, rec.collected_at, rec.collected_by])
+    register_many(wh, [rec])
 
 
 def register_many(wh: Warehouse, records: list[SnapshotRecord]) -> None:
-    """Register many snapshots in one INSERT: the records' columns go in as one JSON
-    document that the engine parses and unnests side by side (one INSERT per record
-    cost ~2-5 ms each on a 1,000-model run; Python lists as parameters, see
-    warehouse.TEXT_LIST, ~1 ms a record on DuckDB 1.5)."""
+    """Register many snapshots in few statements (one INSERT per record cost ~2-5 ms
+    each on a 1,000-model run): the adapter's `insert_rows` (DuckDB: one JSON
+    document the engine unnests; elsewhere multi-row VALUES). A record collected at
+    birth (never: gc collects) would need a `collections` row too."""
     if not records:
         return
-    names = _COLUMNS.split(", ")
-    columns = dict(zip(names, [
-        [rec.name for rec in records], [rec.model for rec in records],
-        [rec.run_id for rec in records], [rec.kind for rec in records],
-        [rec.content_hash for rec in records], [rec.row_count for rec in records],
-        [rec.hash_sum for rec in records], [rec.hash_xor for rec in records],
-        [dumps(rec.columns) for rec in records], [rec.code_fp for rec in records],
-        [dumps(rec.parts) for rec in records], [rec.created_at for rec in records],
-        [rec.collected_at for rec in records], [rec.collected_by for rec in records]],
-        strict=True))
-    # text for every column but row_count (TIMESTAMP columns take the text as written)
-    shape = json.dumps({n: ["BIGINT" if n == "row_count" else "VARCHAR"] for n in names})
-    unnested = ", ".join(f'unnest(j."{n}")' for n in names)
-    wh.execute(f"INSERT INTO {internal('snapshots')} ({_COLUMNS}) SELECT {unnested} "
-               f"FROM (SELECT from_json(?::VARCHAR, '{shape}') AS j)",
-               [json.dumps(columns, default=str)])
+    insert_rows(wh, B.SNAPSHOTS, [_row(rec) for rec in records])
+
+
+_CHUNK = 500  # rows per multi-row INSERT
+
+
+def insert_rows(wh: Warehouse, table: B.Table, rows: list[dict]) -> None:
+    """Rows into a bookkeeping table: the adapter's fast path where it has one
+    (DuckDB: one JSON parameter), else INSERT ... VALUES in chunks."""
+    fast = getattr(wh.adapter, "insert_rows", None)
+    if fast is not None:
+        fast(table.relation, [(c.name, c.type) for c in table.columns],
+             [tuple(row.get(c.name) for c in table.columns) for row in rows])
+        return
+    for start in range(0, len(rows), _CHUNK):
+        wh.run(B.insert(table, rows[start:start + _CHUNK]))
+
+
+def _registry(wh: Warehouse, *, names=None, models=None, **filters) -> list[tuple]:
+    """Registry rows (bookkeeping.registry), the name or model list through the
+    adapter's in_list (DuckDB: one JSON parameter, not a literal per value)."""
+    where, params = None, None
+    if names is not None:
+        where, params = wh.adapter.in_list(B.col("name", "s"), names)
+    elif models is not None:
+        where, params = wh.adapter.in_list(B.col("model", "s"), models)
+    query = B.registry(where=where, **filters)
+    return wh.adapter.rows(query, params) if params is not None else wh.rows(query)
 
 
 def records(wh: Warehouse, names) -> dict[str, SnapshotRecord]:
@@ -262,9 +289,7 @@ def records(wh: Warehouse, names) -> dict[str, SnapshotRecord]:
     names = sorted(set(names))
     if not names or not wh.has_internal():
         return {}
-    rows = wh.execute(f"SELECT {_COLUMNS} FROM {internal('snapshots')} "
-                      f"WHERE name IN (SELECT {TEXT_LIST})", [text_list(names)]).fetchall()
-    return {r.name: r for r in map(_record, rows)}
+    return {r.name: r for r in map(_record, _registry(wh, names=names))}
 
 
 def content_index(wh: Warehouse, models, exclude=frozenset()) -> dict[tuple[str, str], str]:
@@ -274,39 +299,34 @@ def content_index(wh: Warehouse, models, exclude=frozenset()) -> dict[tuple[str,
     models = sorted(set(models))
     if not models or not wh.has_internal():
         return {}
-    rows = wh.execute(f"SELECT model, content_hash, name FROM {internal('snapshots')} "
-                      f"WHERE collected_at IS NULL AND model IN (SELECT {TEXT_LIST}) "
-                      "ORDER BY created_at, name", [text_list(models)]).fetchall()
-    return {(model, content): name for model, content, name in rows  # newest wins
+    rows = _registry(wh, models=models, uncollected=True, oldest_first=True,
+                     columns=("model", "content_hash", "name"))
+    return {(model, content): name for model, content, name, *_ in rows  # newest wins
             if name not in exclude}
 
 
 def snapshot(wh: Warehouse, name: str) -> SnapshotRecord | None:
     if not wh.has_internal():
         return None
-    row = wh.execute(f"SELECT {_COLUMNS} FROM {internal('snapshots')} WHERE name = ?",
-                     [name]).fetchone()
-    return _record(row) if row else None
+    rows = wh.rows(B.registry(names=[name]))
+    return _record(rows[0]) if rows else None
 
 
 def snapshots(wh: Warehouse, model: str | None = None) -> list[SnapshotRecord]:
-    sql = f"SELECT {_COLUMNS} FROM {internal('snapshots')}"
-    params: list = []
-    if model is not None:
-        sql += " WHERE model = ?"
-        params.append(model)
-    return [_record(r) for r in wh.execute(sql + " ORDER BY created_at DESC, name",
-                                           params).fetchall()]
+    if not wh.has_internal():
+        return []
+    return [_record(r) for r in wh.rows(B.registry(model=model))]
 
 
 def same_content(wh: Warehouse, model: str, content_hash: str,
                  exclude: str | None = None) -> SnapshotRecord | None:
     """An existing, uncollected snapshot of `model` with this content (identity reuse)."""
-    row = wh.execute(f"SELECT {_COLUMNS} FROM {internal('snapshots')} WHERE model = ? AND "
-                     "content_hash = ? AND collected_at IS NULL AND name != ? "
-                     "ORDER BY created_at DESC LIMIT 1",
-                     [model, content_hash, exclude or ""]).fetchone()
-    return _record(row) if row else None
+    if not wh.has_internal():
+        return None
+    for row in wh.rows(B.registry(model=model, content_hash=content_hash, uncollected=True)):
+        if row[0] != exclude:
+            return _record(row)
+    return None
 
 
 # ---------------------------------------------------------------- quarantine
@@ -337,14 +357,14 @@ def quarantined(wh: Warehouse) -> dict[str, Quarantined]:
     if not wh.has_internal():
         return {}
     out: dict[str, Quarantined] = {}
-    for entry_id, started, found_by, verdicts in wh.execute(
-            "SELECT id, started_at, json_extract_string(entry, '$.details.found_by'), "
-            "json_extract_string(entry, '$.details.quarantined') "
-            f"FROM {internal('history')} WHERE kind = ? ORDER BY seq", [QUARANTINE]
-    ).fetchall():
-        for name, verdict in json.loads(verdicts or "{}").items():
+    found_by = B.json_text(wh.adapter, B.col("entry"), "details", "found_by")
+    verdicts = B.json_text(wh.adapter, B.col("entry"), "details", "quarantined")
+    query = B.history(kinds=(QUARANTINE,), newest_first=False, columns=(
+        B.col("id"), B.col("started_at"), found_by, verdicts))
+    for entry_id, started, by, said in wh.rows(query):
+        for name, verdict in json.loads(said or "{}").items():
             out.setdefault(name, Quarantined(name, verdict["model"], verdict["why"], entry_id,
-                                             found_by or "", str(started)))
+                                             by or "", str(started)))
     return out
 
 

@@ -5,21 +5,24 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-import duckdb
+import sqlglot
+from sqlglot import exp
 
+from dialects.base import CannotExpress
 from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import history as H
-from strata.engine.branches import ensure_branch, list_branches, live_snapshots, switch_views
-from strata.engine.clock import now_text
-from strata.engine.fingerprints import row_hash, sha
-from strata.engine.staleness import drop_views, vanished_views
-from strata.engine.warehouse import (
-    MAIN_BRANCH,
-    Warehouse,
-    damaged_storage,
-    file_failure,
-    internal,
+from strata.engine.adapters.base import INTERNAL, Relation
+from strata.engine.branches import (
+    check_view_names,
+    ensure_branch,
+    list_branches,
+    live_snapshots,
+    switch_views,
 )
+from strata.engine.clock import now_text
+from strata.engine.fingerprints import sha
+from strata.engine.staleness import drop_views, vanished_views
+from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 
 _NO_SNAPSHOTS_HINT = {
     "stage": "stage-only runs publish nothing",
@@ -60,7 +63,7 @@ def refuse_failed(wh: Warehouse, entry: H.HistoryEntry) -> None:
     good = H.last_good_before(wh, entry.branch, entry.seq)
     hint = (f"the failed run changed nothing: `{entry.branch}` still shows what came before; "
             + (f"the last good entry before it is {good.kind} `{good.id}` ({good.started_at}):"
-               f" `strata rollback {good.id} -o {shlex.quote(wh.path)}`" if good is not None
+               f" `strata rollback {good.id} -o {shlex.quote(wh.label)}`" if good is not None
                else "no entry before it published snapshots"))
     raise fail("E119", f"cannot roll back to `{entry.id}`: it is a failed run "
                f"({failure_summary(entry)}) and published nothing", None, hint)
@@ -92,9 +95,10 @@ def rollback(wh: Warehouse, run_id: str, branch: str | None = None) -> H.History
     # or renamed since) loses its view; a --models run never recorded the others
     removed = (vanished_views(wh, live_snapshots(wh, target), views) if entry.complete
                else {})
+    check_view_names(wh, target, views)  # before the entry: it commits first on Spark
+    # the entry first, then the views: where there is no transaction (Spark) the entry is
+    # the commit point and the next command rolls views forward to it (recover)
     with wh.transaction():
-        switch_views(wh, target, views)
-        drop_views(wh, target, removed)
         out = H.HistoryEntry(id=sha("rollback", entry.id, entry.seq, target, now_text())[:12],
                              kind="rollback", branch=target, started_at=now_text(),
                              models=sorted(views), snapshots=views,
@@ -104,6 +108,8 @@ def rollback(wh: Warehouse, run_id: str, branch: str | None = None) -> H.History
                              removed=removed, complete=entry.complete,
                              details={"rolled_back_to": entry.id, "rolled_back_seq": entry.seq})
         H.append(wh, out)
+        switch_views(wh, target, views)
+        drop_views(wh, target, removed)
     return out
 
 
@@ -129,12 +135,11 @@ def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
     results = []
     for model, rec in sorted(records.items()):
         names = [c for c, _ in rec.columns]
+        table = Relation(INTERNAL, rec.name)
         try:
-            hashed = row_hash(wh.con, internal(rec.name), names)
-            schema = [(r[0], r[1]) for r in wh.execute(
-                f"DESCRIBE SELECT * FROM {internal(rec.name)}").fetchall()]
-            actual = hashed.digest(schema)
-        except duckdb.Error as err:
+            hashed = wh.adapter.row_hash(table.table(), names)
+            actual = hashed.digest(wh.adapter.snapshot_columns(table))
+        except wh.adapter.engine_errors() as err:
             actual, hashed = _read_failure(wh, rec, err), None
         results.append(VerifyResult(model, rec.name, rec.content_hash, actual,
                                     hashed.count if hashed else -1, actual == rec.content_hash))
@@ -150,20 +155,20 @@ def verify(wh: Warehouse, run_id: str) -> list[VerifyResult]:
             f"its recorded content hash", None, repair_hint(wh, entry, r.snapshot, r.model),
             notes=(f"recorded {r.recorded}, now {r.actual}",
                    *_quarantine_said(known.get(r.snapshot)),
-                   *_not_recorded(unrecorded, r, known, wh.path))) for r in bad])
+                   *_not_recorded(unrecorded, r, known, wh.label))) for r in bad])
     return results
 
 
-def _read_failure(wh: Warehouse, rec: H.SnapshotRecord, err: duckdb.Error) -> str:
+def _read_failure(wh: Warehouse, rec: H.SnapshotRecord, err: Exception) -> str:
     """verify's finding for a snapshot it could not read: `unreadable: ...` (a
     mismatch, quarantined) only when the error shows its storage damaged
     (damaged_storage). The whole file failing is E070; a passing failure (out of
     memory, interrupted) is E080 and quarantines nothing: it says nothing about the
     snapshot, and a healthy one must not be refused by every run after."""
     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    if damaged_storage(wh.path, err):
+    if wh.adapter.damaged_storage(err):
         return f"unreadable: {first}"
-    raise file_failure(wh.path, err, blocks=False) or fail(
+    raise wh.adapter.file_failure(err) or fail(
         "E080", f"verify: reading snapshot `{rec.name}` of `{rec.model}` failed in the "
         f"engine: {first}", None, "nothing was quarantined (this says nothing about the "
         "snapshot's storage): run verify again") from None
@@ -174,11 +179,11 @@ def _record_quarantine(wh: Warehouse, verdicts: dict[str, tuple[str, str]],
     """Quarantine `verdicts` when the warehouse can be written; else why not (a
     read-only open, or the write refused: the folder may not hold FILE.wal)."""
     if wh.read_only:
-        return wh.unwritable or f"the warehouse `{wh.path}` is open read-only"
+        return wh.unwritable or f"the warehouse `{wh.label}` is open read-only"
     try:
         quarantine(wh, verdicts, found_by)
-    except duckdb.Error as err:
-        refused = file_failure(wh.path, err)
+    except wh.adapter.engine_errors() as err:
+        refused = wh.adapter.file_failure(err)
         if refused is None:
             raise
         return refused.diagnostics[0].message
@@ -210,11 +215,11 @@ def unreadable_tables(wh: Warehouse, rec: H.SnapshotRecord) -> dict[str, str]:
     out = {}
     for table_name in rec.tables:
         try:
-            row_hash(wh.con, internal(table_name), names)
-        except duckdb.Error as err:
-            if damaged_storage(wh.path, err):
+            wh.adapter.row_hash(Relation(INTERNAL, table_name).table(), names)
+        except wh.adapter.engine_errors() as err:
+            if wh.adapter.damaged_storage(err):
                 out[table_name] = str(err).strip().splitlines()[0]
-            elif (whole := file_failure(wh.path, err, blocks=False)) is not None:
+            elif (whole := wh.adapter.file_failure(err)) is not None:
                 raise whole from None
     return out
 
@@ -278,7 +283,7 @@ def repair_hint(wh: Warehouse, entry: H.HistoryEntry, snapshot: str, model: str)
             continue
         last = H.last_with_snapshots(wh, branch)
         module = (last.module if last and last.module else entry.module) or "MODULE"
-        commands.append(f"`strata run {shlex.quote(module)} -o {shlex.quote(wh.path)}"
+        commands.append(f"`strata run {shlex.quote(module)} -o {shlex.quote(wh.label)}"
                         + (f" --branch {branch}`" if branch != MAIN_BRANCH else "`"))
     if not commands:
         return ("its storage no longer holds what was published; no branch's view reads "
@@ -297,7 +302,7 @@ def refuse_quarantined(wh: Warehouse, entry: H.HistoryEntry,
     if not bad:
         return
     module = entry.module or "MODULE"
-    command = (f"strata run {shlex.quote(module)} -o {shlex.quote(wh.path)}"
+    command = (f"strata run {shlex.quote(module)} -o {shlex.quote(wh.label)}"
                + (f" --branch {branch}" if branch != MAIN_BRANCH else ""))
     raise StrataError([Diagnostic(
         "E096", f"cannot roll back to run `{entry.id}`: its snapshot `{q.snapshot}` of "
@@ -311,7 +316,7 @@ def rerun_command(wh: Warehouse, entry: H.HistoryEntry) -> str:
     """The command that attempts a failed run again: the same module, selection,
     branch and overrides (a backfill: the same run, corrections and reason)."""
     module = shlex.quote(entry.module or "MODULE")
-    where = f"-o {shlex.quote(wh.path)}"
+    where = f"-o {shlex.quote(wh.label)}"
     if entry.failure.get("as") == "backfill" and entry.backfill_of:
         sources = " ".join(f"--source {shlex.quote(f'{s}={t}')}"
                            for s, t in sorted(entry.overrides.items()))
@@ -401,27 +406,51 @@ def _builder(wh: Warehouse, run_id: str) -> H.HistoryEntry | None:
     return next((c for c in H.entries_with_id(wh, run_id) if c.details.get("__replay")), None)
 
 
+def _relation_tree(text: str) -> exp.Expression:
+    """A recorded relation (DuckDB text of a FROM item: a table, a file read) as a tree."""
+    return sqlglot.parse_one(f"SELECT * FROM {text}", read="duckdb").args["from_"].this
+
+
+def _source_fingerprint(wh: Warehouse, relation: str, columns: list[str]) -> str:
+    """A source's fingerprint now, as the run computed it (in the engine)."""
+    from strata.engine.sources import _first_line
+
+    ad = wh.adapter
+    tree = _relation_tree(relation)
+    try:
+        schema = ad.query_columns(exp.select(exp.Star()).from_(tree.copy()))
+        return ad.row_hash(tree, columns).digest(
+            [(n, t) for n, t in schema if n in set(columns)])
+    except ad.engine_errors() as err:
+        return f"unreadable: {_first_line(err)}"
+
+
+def _scratch_table(wh: Warehouse, target: Relation, tree: exp.Expression) -> None:
+    """CREATE TABLE target AS the recomputed model: the recorded DuckDB text where
+    the engine runs it as is, else the tree rendered for the engine (E091 where the
+    engine cannot express it)."""
+    ad = wh.adapter
+    ad.drop(target, "table")
+    if ad.relinks_canonical_text:
+        ad.build_table(target, None, text=tree.sql(dialect="duckdb"))
+        return
+    try:
+        ad.build_table(target, tree)
+    except CannotExpress as err:
+        raise fail("E091", f"replay --execute: {ad.dialect.name} cannot express the recorded "
+                   f"SQL of `{target.name}`: {err}") from None
+
+
 def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
                    records: dict[str, H.SnapshotRecord], replay: Replay) -> None:
     """Recompute the models of `entry`'s recipe into scratch tables, comparing those in
     `records` with what they recorded."""
-    import sqlglot
-    from sqlglot import exp
-
-    from strata.engine.fingerprints import describe, row_hash
-    from strata.engine.sources import _first_line
-
+    ad = wh.adapter
     scratch: dict[str, str] = {}
     try:
         for name, fp in recipe["source_fingerprints"].items():
-            relation = recipe["sources"][name]
-            try:
-                schema = describe(wh.con, relation)
-                columns = recipe["source_columns"][name]
-                now_fp = row_hash(wh.con, relation, columns).digest(
-                    [(n, t) for n, t in schema if n in set(columns)])
-            except duckdb.Error as err:
-                now_fp = f"unreadable: {_first_line(err)}"
+            now_fp = _source_fingerprint(wh, recipe["sources"][name],
+                                         recipe["source_columns"][name])
             if now_fp != fp:
                 replay.source_drift[name] = (fp, now_fp)
         upstream: dict[str, set[str]] = {}  # model -> the sources it reads, transitively
@@ -436,25 +465,22 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
 
             def bind(node):
                 if isinstance(node, exp.Table) and node.db in ("__source", "__model"):
-                    target = (recipe["sources"][node.name] if node.db == "__source"
-                              else internal(scratch[node.name]))
-                    new = sqlglot.parse_one(f"SELECT * FROM {target}", read="duckdb"
-                                            ).args["from_"].this
+                    new = (_relation_tree(recipe["sources"][node.name])
+                           if node.db == "__source"
+                           else Relation(INTERNAL, scratch[node.name]).table())
                     if node.args.get("alias"):
                         new.set("alias", node.args["alias"].copy())
                     return new
                 return node
 
-            query = tree.transform(bind).sql(dialect="duckdb")
-            name = f"replay_{entry.id}_{model}"
-            wh.execute(f"DROP TABLE IF EXISTS {internal(name)}")
-            wh.execute(f"CREATE TABLE {internal(name)} AS {query}")
-            scratch[model] = name
+            target = Relation(INTERNAL, ad.physical_name(f"replay_{entry.id}_{model}"))
+            _scratch_table(wh, target, tree.transform(bind))
+            scratch[model] = target.name
             if model not in records:
                 continue
             rec = records[model]
-            schema = describe(wh.con, internal(name))
-            actual = row_hash(wh.con, internal(name), [c for c, _ in schema]).digest(schema)
+            schema = ad.snapshot_columns(target)
+            actual = ad.row_hash(target.table(), [c for c, _ in schema]).digest(schema)
             ok = actual == rec.content_hash
             note = ""
             drifted = sorted(set(replay.source_drift) & upstream[model])
@@ -466,4 +492,4 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
             replay.results.append(ReplayResult(model, rec.content_hash, actual, ok, note))
     finally:
         for name in scratch.values():
-            wh.execute(f"DROP TABLE IF EXISTS {internal(name)}")
+            ad.drop(Relation(INTERNAL, name), "table")

@@ -92,7 +92,7 @@ def recover(wh) -> dict[str, list[str]]:
         return {}
     moved: dict[str, list[str]] = {}
     for branch in [b["name"] for b in list_branches(wh)]:
-        entry = H.last_with_snapshots(wh, branch)
+        entry = H.last_published(wh, branch)  # a rollback sets views too
         if entry is None:
             continue
         live = live_snapshots(wh, branch)

@@ -4,8 +4,8 @@ run with snapshots on the branch (SPEC §3.4 and the delivery note)."""
 from __future__ import annotations
 
 from strata.engine import history as H
-from strata.engine.branches import VIEW_PREFIX
-from strata.engine.warehouse import Warehouse, crash_point, q
+from strata.engine.branches import view_of
+from strata.engine.warehouse import Warehouse, crash_point
 from strata.semantics.module import Module
 
 
@@ -99,10 +99,11 @@ def vanished_views(wh: Warehouse, live: dict[str, str], keep) -> dict[str, str]:
 
 def drop_views(wh: Warehouse, branch: str, models) -> None:
     """Drop the live views of `models` on `branch`, inside the caller's publication
-    transaction (DuckDB's DDL is transactional: a crash before the commit keeps them).
+    transaction (where DDL is transactional a crash before the commit keeps them; on Spark
+    `recover` finishes the drop).
     The snapshots stay; gc collects them once nothing keeps them."""
     for model in models:
-        wh.execute(f"DROP VIEW IF EXISTS {q(branch, VIEW_PREFIX + model)}")
+        wh.adapter.drop(view_of(wh, branch, model), "view")
         crash_point(f"after_drop_view:{model}")
 
 

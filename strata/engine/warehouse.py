@@ -37,24 +37,10 @@ from strata.textsafe import escape_unprintable
 INTERNAL = "strata_internal"
 _HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
 MAIN_BRANCH = "main"
-SCHEMA_VERSION = 1
-
-_SETUP = [
-    f"CREATE SCHEMA IF NOT EXISTS {INTERNAL}",
-    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.meta (key TEXT PRIMARY KEY, value TEXT)""",
-    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.history (
-        seq BIGINT PRIMARY KEY, id TEXT NOT NULL, kind TEXT NOT NULL, branch TEXT NOT NULL,
-        started_at TIMESTAMP NOT NULL, entry TEXT NOT NULL)""",
-    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.snapshots (
-        name TEXT PRIMARY KEY, model TEXT NOT NULL, run_id TEXT NOT NULL, kind TEXT NOT NULL,
-        content_hash TEXT NOT NULL, row_count BIGINT NOT NULL, hash_sum TEXT NOT NULL,
-        hash_xor TEXT NOT NULL, columns TEXT NOT NULL, code_fp TEXT NOT NULL,
-        parts TEXT NOT NULL, created_at TIMESTAMP NOT NULL,
-        collected_at TIMESTAMP, collected_by TEXT)""",
-    f"""CREATE TABLE IF NOT EXISTS {INTERNAL}.branches (
-        name TEXT PRIMARY KEY, schema_name TEXT NOT NULL, created_at TIMESTAMP NOT NULL,
-        from_branch TEXT, from_seq BIGINT)""",
-]
+# the bookkeeping layout (bookkeeping.TABLES); version 1 (DuckDB files written before
+# issue 18) kept gc's collection in snapshots.collected_at/collected_by, and is
+# migrated on the first open that may write (`_migrate`)
+SCHEMA_VERSION = 2
 
 
 # A list of text values as ONE query parameter: DuckDB converts a Python list
@@ -225,9 +211,26 @@ class Warehouse:
         if not wh.read_only:
             wh._check_whole()
             wh._setup()
+            wh.recover()
+        elif wh.layout() == 1:  # upgraded by a writable open, then read as asked
+            wh.close()
+            cls._upgrade(path, timeout)
+            return cls.open(path, read_only=True, create=create, lock_timeout=timeout)
         else:
             wh._check_version()
         return wh
+
+    @classmethod
+    def _upgrade(cls, path: str, timeout: float) -> None:
+        """Migrate a layout 1 file for a command that only reads: a writable open
+        does it; a file this process may not write says so (E083)."""
+        try:
+            cls.open(path, create=False, lock_timeout=timeout).close()
+        except _CannotWrite as err:
+            raise fail("E083", f"the warehouse `{path}` has layout version 1 and cannot be "
+                       "upgraded to version 2 here: " + err.why, None,
+                       "open it once with a strata command that writes, where it may be "
+                       "written (run, gc, rollback)") from None
 
     @classmethod
     def _open_engine(cls, location: Location, read_only: bool, create: bool,
@@ -246,6 +249,7 @@ class Warehouse:
                 wh._check_version()
             else:
                 wh._setup()
+                wh.recover()
         except BaseException:
             adapter.close()
             raise
@@ -286,18 +290,12 @@ class Warehouse:
                              f"({need} bytes)")
 
     def _setup(self) -> None:
-        if self.has_internal():  # set up already: read, write nothing
+        if self.has_internal():  # set up already: read (migrate a layout 1 file)
             self._check_version()
             return
         try:
             with self.transaction():  # all of it or nothing, should we be killed here
-                if self.on_duckdb:
-                    for statement in _SETUP:
-                        self.con.execute(statement)
-                    self.con.execute(f"INSERT OR REPLACE INTO {internal('meta')} VALUES "
-                                     "('schema_version', ?)", [str(SCHEMA_VERSION)])
-                else:
-                    B.setup(self.adapter)
+                B.setup(self.adapter)
                 self.adapter.create_schema(MAIN_BRANCH)
         except duckdb.Error as err:
             raise fail("E070", f"cannot prepare the warehouse `{self.path}`: {err}") from None
@@ -305,14 +303,51 @@ class Warehouse:
             raise engine_failure(self.label, err) from None
         self._internal_ready = True
 
-    def _check_version(self) -> None:
+    def recover(self) -> None:
+        """What every command that writes does first: where publication has no
+        transaction (Spark), roll each branch's views forward to its newest entry (a
+        crash between a commit point and the end of its view switch). Nothing to do
+        elsewhere (publication.recover)."""
+        from strata.engine.publication import recover
+
+        recover(self)
+
+    def layout(self) -> int | None:
+        """The layout version recorded in meta (None: no warehouse set up yet)."""
         if not self.has_internal():
-            return  # a fresh warehouse; read-only callers see no history
+            return None
         row = next(iter(self.adapter.rows(B.layout_version())), None)
-        want = SCHEMA_VERSION if self.on_duckdb else B.LAYOUT_VERSION
-        if row is not None and int(row[0]) != want:
-            raise fail("E083", f"the warehouse `{self.label}` has layout version {row[0]}; "
-                       f"this strata reads version {want}")
+        return int(row[0]) if row is not None else None
+
+    def _check_version(self) -> None:
+        found = self.layout()
+        if found == 1 and not self.read_only:
+            self._migrate()
+        elif found is not None and found != SCHEMA_VERSION:
+            raise fail("E083", f"the warehouse `{self.label}` has layout version {found}; "
+                       f"this strata reads version {SCHEMA_VERSION}",
+                       None, "a command that writes upgrades a layout 1 warehouse (run, gc, "
+                       "rollback, branch create)" if found == 1 else None)
+
+    def _migrate(self) -> None:
+        """Layout 1 -> 2, in one transaction: gc's collections move from columns of
+        `snapshots` (an UPDATE, which Spark cannot do) to the append-only
+        `collections` table; meta says 2. Registry rows, history and every table and
+        view stay as they are."""
+        snapshots, collections = B.SNAPSHOTS.relation.table(), B.COLLECTIONS.relation
+        collected = exp.select(*[B.col(c.name) for c in B.COLLECTIONS.columns]).from_(
+            snapshots).where(exp.Not(this=exp.Is(this=B.col("collected_at"),
+                                                  expression=exp.Null())))
+        with self.transaction():
+            self.run(B.create_table(B.COLLECTIONS, self.adapter))
+            self.run(exp.insert(collected, collections.table()))
+            for column in ("collected_at", "collected_by"):
+                self.run(exp.Alter(this=snapshots.copy(), kind="TABLE", actions=[
+                    exp.Drop(tables=[B.col(column)], kind="COLUMN")]))
+            self.run(exp.update(B.META.relation.table(), {
+                "value": exp.Literal.string(str(SCHEMA_VERSION))},
+                where=exp.EQ(this=B.col("key"), expression=exp.Literal.string(
+                    "schema_version"))))
 
     def close(self) -> None:
         self.adapter.close()

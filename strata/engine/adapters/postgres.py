@@ -251,6 +251,41 @@ class PostgresAdapter(Adapter):
         finally:
             self.drop(scratch, "view")
 
+    # ------------------------------------------------------------ bookkeeping (gc, branches)
+    def view_texts(self, schema: str | None = None) -> list[tuple[str, str, str]]:
+        """pg_views: the definition is the view's query (the server's own text)."""
+        where = (exp.EQ(this=exp.column("schemaname"), expression=_lit(schema))
+                 if schema is not None else
+                 exp.Not(this=exp.In(this=exp.column("schemaname"), expressions=[
+                     _lit(s) for s in ("pg_catalog", "information_schema", INTERNAL)])))
+        query = (exp.select(exp.column("schemaname"), exp.column("viewname"),
+                            exp.column("definition"))
+                 .from_(exp.Table(this=exp.to_identifier("pg_views"))).where(where)
+                 .order_by(exp.column("schemaname"), exp.column("viewname")))
+        return [(str(a), str(b), str(c)) for a, b, c in self.rows(query)]
+
+    def storage_bytes(self, schema: str, tables: list[str]) -> int | None:
+        """pg_total_relation_size of each table (its heap, TOAST and indexes): what a
+        DROP gives back to the file system at commit."""
+        if not tables:
+            return 0
+        names = exp.In(this=exp.column("relname", "c"), expressions=[_lit(t) for t in tables])
+        query = (exp.select(exp.Coalesce(this=exp.Sum(this=_fn(
+                    "pg_total_relation_size", exp.column("oid", "c"))),
+                    expressions=[_lit(0)]))
+                 .from_(exp.Table(this=exp.to_identifier("pg_class"),
+                                  alias=exp.TableAlias(this=exp.to_identifier("c"))))
+                 .join(exp.Table(this=exp.to_identifier("pg_namespace"),
+                                 alias=exp.TableAlias(this=exp.to_identifier("n"))),
+                       on=exp.EQ(this=exp.column("oid", "n"),
+                                 expression=exp.column("relnamespace", "c")))
+                 .where(exp.and_(exp.EQ(this=exp.column("nspname", "n"), expression=_lit(schema)),
+                                 names)))
+        return int(self.rows(query)[0][0])
+
+    def used_bytes(self) -> int | None:
+        return int(self.rows(exp.select(_fn("pg_database_size", _fn("current_database"))))[0][0])
+
     # ------------------------------------------------------------ content hashes
     def row_hash_expr(self, columns: list[str]) -> exp.Expression:
         """hashtextextended(ROW(c1, c2, ...)::text, 0): a BIGINT of the row's text.

@@ -406,6 +406,31 @@ class SparkAdapter(Adapter):
         """The analyzed plan's schema: Spark resolves it without running a job."""
         return list(self.session.sql(self.render(query)).dtypes)
 
+    # ------------------------------------------------------------ bookkeeping (gc, branches)
+    def schema_exists(self, schema: str) -> bool:
+        return bool(self.session.catalog.databaseExists(schema))
+
+    def view_texts(self, schema: str | None = None) -> list[tuple[str, str, str]]:
+        """Each view's text as the metastore keeps it (DESCRIBE TABLE EXTENDED's `View
+        Text`: what CREATE VIEW said). Without a schema: every database but the
+        internal one."""
+        catalog = self.session.catalog
+        schemas = ([schema] if schema is not None else
+                   sorted(d.name for d in catalog.listDatabases() if d.name != self.schema))
+        out = []
+        for name in schemas:
+            if not catalog.databaseExists(name):
+                continue
+            for table in catalog.listTables(name):
+                if table.isTemporary or table.tableType.upper() != "VIEW":
+                    continue
+                described = self.rows(exp.Describe(this=Relation(name, table.name).table(),
+                                                   style="EXTENDED"))
+                text = next((r[1] for r in described if r[0] == "View Text"), None)
+                if text is not None:
+                    out.append((name, table.name, str(text)))
+        return out
+
     def json_document(self, text: exp.Expression) -> exp.Expression:
         """GET_JSON_OBJECT reads JSON text itself (SQLGlot spells a cast to JSON as
         TO_JSON, which would quote the text as a string)."""

@@ -94,7 +94,10 @@ def local_session(directory: str, app: str = "strata") -> Any:
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false"))
+               .config("spark.ui.showConsoleProgress", "false")
+               # a killed CREATE TABLE AS may leave its folder without a catalogue entry;
+               # the next run's table of that name writes over it (engines.md §5)
+               .config("spark.sql.legacy.allowNonEmptyLocationInCTAS", "true"))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
@@ -223,6 +226,7 @@ class SparkAdapter(Adapter):
         try:
             session = SparkSession.builder.remote(location.remote()).create()
             _probe(session)
+            session.conf.set("spark.sql.legacy.allowNonEmptyLocationInCTAS", "true")
         except (PySparkException, OSError) as err:
             if session is not None:  # its channel would keep the process alive; not
                 with contextlib.suppress(Exception):  # stop(): it asks the server again

@@ -33,7 +33,7 @@ from strata.engine.fingerprints import (
 )
 from strata.engine.lanes import Built, LaneAborted, Lanes
 from strata.engine.pins import CheckLog, PinError, Violation, check_joins, check_pins
-from strata.engine.publication import adapter_of, publish, recover
+from strata.engine.publication import adapter_of, publish
 from strata.engine.sources import (
     SourceBinding,
     Split,
@@ -214,7 +214,6 @@ class Run:
         selection = select_models(module, opts.models)
         wanted = module.upstream(selection)  # once: not once per model of the module
         closure = [m for m in module.order if m in wanted]
-        recover(wh)  # a crash between a commit point and its views' switch: rolled forward
         ensure_branch(wh, opts.branch)
         # snapshots verify (or a run) found damaged: never reused, kept or merged onto
         self.quarantined = H.quarantined(wh)

@@ -143,3 +143,45 @@ def test_workers_build_on_their_own_postgresql_connections(pg_warehouse_url, tmp
     assert report["status"] == "published"
     assert [(c, str(t)) for c, t in _view(pg_warehouse_url, "big_customers")] == [
         ("ann", "120.25")]
+
+
+def test_the_shop_example_runs_on_postgresql_and_a_rerun_only_reuses(pg_warehouse_url,
+                                                                       tmp_path):
+    """Joins with fan-out checks, pins, a Parquet source with a list column, unions,
+    merges of several incremental models: the bundled example, end to end."""
+    import shutil
+
+    shop = Path(__file__).resolve().parent.parent / "examples" / "shop"
+    root = tmp_path / "shop"
+    shutil.copytree(shop, root)
+    first = _run(root, pg_warehouse_url)
+    assert first["status"] == "published" and len(first["rebuilt"]) == len(first["models"])
+    again = _run(root, pg_warehouse_url, "--only-stale")
+    assert again["status"] == "up_to_date"
+    rerun = _run(root, pg_warehouse_url, "--workers", "2")
+    assert rerun["rebuilt"] == []
+
+
+def test_a_run_killed_mid_build_on_postgresql_leaves_the_views_and_the_next_run_cleans_up(
+        pg_warehouse_url, tmp_path):
+    root = _project(tmp_path / "p", ROWS)
+    _run(root, pg_warehouse_url)
+    _write(root, [*ROWS, "5,dan,500.00,2024-02-01 10:00:00"])
+    killed = strata("run", ".", "-o", pg_warehouse_url, cwd=root, check=False,
+                    env={"STRATA_CRASH_AT": "after_model:by_customer"})
+    assert killed.returncode != 0
+    assert [(c, str(t)) for c, t in _view(pg_warehouse_url, "big_customers")] == [
+        ("ann", "120.25")]
+    done = _run(root, pg_warehouse_url)
+    assert done["status"] == "published"
+    assert [(c, str(t)) for c, t in _view(pg_warehouse_url, "big_customers")] == [
+        ("ann", "120.25"), ("dan", "500.00")]
+    from strata.engine.locations import parse_location
+
+    args = parse_location(pg_warehouse_url).connect_args()
+    with psycopg.connect(**args, autocommit=True) as con:
+        tables = {r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = 'strata_internal'") if r[0].startswith("snap_")}
+        registered = {r[0] for r in con.execute("SELECT name FROM strata_internal.snapshots")}
+    assert tables <= registered  # the killed run's tables were dropped as leftovers

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import duckdb
 from sqlglot import exp
 
 from dialects import duckdb as duck
@@ -270,9 +269,10 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
     declared = [n for n, _ in src.columns]
     if splits and ad.folds_split_scans:
         try:
+            # the folded scan is DuckDB text (folds_split_scans), on its connection
             rows = _split_scan(ad.con, relation_sql(binding), declared, splits)
             return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
-        except duckdb.Error:
+        except ad.engine_errors():
             for split in splits:
                 split.found = None
     try:

@@ -32,6 +32,7 @@ from strata.diagnostics import CATALOGUE, Diagnostic, StrataError, did_you_mean,
 from strata.engine import history as H
 from strata.engine.branches import ensure_branch, live_snapshots
 from strata.engine.fingerprints import code_fingerprints
+from strata.engine.locations import DuckDBFile, parse_location
 from strata.engine.materialize import Progress, Run, RunOptions, RunReport, _merges
 from strata.engine.sources import bind_source, check_contract, fingerprint, parse_overrides
 from strata.engine.warehouse import Warehouse
@@ -234,7 +235,8 @@ def _nothing_to_correct(plan: BackfillPlan) -> RunReport:
 def _probe(warehouse: str, run_id: str) -> None:
     """Find the run without creating or setting up anything: an unknown run must leave
     even a bare DuckDB file untouched."""
-    if not Path(warehouse).exists():
+    location = parse_location(warehouse)  # E070 for a kind that is none (password hidden)
+    if isinstance(location, DuckDBFile) and not Path(warehouse).exists():
         raise fail("E085", f"unknown run `{run_id}`: there is no warehouse at `{warehouse}`")
     wh = Warehouse.open(warehouse, read_only=True, create=False)
     try:

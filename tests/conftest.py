@@ -1,8 +1,31 @@
-"""Session fixtures: the real engines of the differential suite (tests/real_engines.py).
+"""Session fixtures: the real engines of the differential suite and of the engine
+suites (tests/real_engines.py).
 
-Each engine starts at most once per test run, on first use. Where one is missing
-from the machine its tests are skipped, except in CI (env CI set, and not to 0/false/no), where a missing
-engine fails them: `.ci/run` installs both, so a skip there would hide a broken setup.
+    duckdb_engine      session: DuckDB in memory
+    postgres_engine    session: a PostgreSQL server in a temporary directory, reached
+                       only through its Unix socket there (.server.root)
+    spark_engine       session: a local Spark session in this process (in-memory
+                       catalog, temporary views)
+    pg_warehouse_url   per test: `postgresql://postgres@<percent-quoted socket dir>/<db>`,
+                       a database of its own on the session's server, created empty
+                       for the test and dropped after it (its sessions ended first)
+    spark_connect      session: a Spark Connect server (Hive catalog and warehouse in a
+                       temporary directory, a free localhost port), stopped at the end
+    spark_connect_url  per test: `sc://127.0.0.1:<port>` of that server; after the test
+                       every database but `default` is dropped, and default's tables
+                       and views, so each test starts from an empty catalog
+
+Each engine starts at most once per test process, on first use. Where one is missing
+from the machine its tests are skipped, except in CI (env CI set, and not to
+0/false/no), where a missing engine fails them: `.ci/run` installs them all, so a skip
+there would hide a broken setup.
+
+Parallel runs (`pytest -n 2 --dist loadgroup`, pytest-xdist, as `.ci/run` does): each
+worker is a process of its own, with its own session fixtures (its own PostgreSQL
+server, in its own temporary directory). The tests that use Spark (a Spark fixture,
+or a parameter named `*engine*`/`*adapter*` set to `spark`/`spark_engine`) form the
+xdist group `spark`, run by one worker: one Spark JVM and one Spark Connect server per run instead of one
+per worker on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -14,10 +37,18 @@ from real_engines import (
     DuckDBEngine,
     EngineUnavailable,
     PostgresEngine,
+    SparkConnectServer,
     SparkEngine,
     start_postgres,
     start_spark,
+    start_spark_connect,
 )
+
+SPARK_FIXTURES = frozenset({"spark_engine", "spark_connect", "spark_connect_url"})
+# a parameter that picks the engine (`adapter`, `engine`, `engine_name`: a name with
+# "adapter" or "engine" in it) set to Spark; a `dialect` parameter only compiles
+SPARK_PARAMS = frozenset({"spark", "spark_engine"})
+SPARK_GROUP = "spark"
 
 
 def _in_ci() -> bool:
@@ -28,6 +59,31 @@ def _unavailable(err: EngineUnavailable) -> None:
     if _in_ci():
         pytest.fail(f"CI needs every engine: {err}", pytrace=False)
     pytest.skip(str(err))
+
+
+def uses_spark(item: pytest.Item) -> bool:
+    """The test asks for a Spark fixture, directly or through a parameter that picks
+    the engine (`adapter` = "spark", `engine_name` = "spark", `engine` =
+    "spark_engine")."""
+    if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.items() if callspec is not None else ()
+    return any(("engine" in name or "adapter" in name) and isinstance(value, str)
+               and value in SPARK_PARAMS for name, value in params)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist registers it too; said here so a run without xdist knows the mark
+    config.addinivalue_line("markers", "xdist_group(name): run these tests on one worker "
+                            "(pytest-xdist --dist loadgroup)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if uses_spark(item):
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +103,14 @@ def postgres_engine() -> PostgresEngine:
     engine.close()
 
 
+@pytest.fixture
+def pg_warehouse_url(postgres_engine: PostgresEngine) -> str:
+    """A database of the test's own on the session's PostgreSQL server, as `-o` takes it."""
+    name = postgres_engine.create_database()
+    yield postgres_engine.url(name)
+    postgres_engine.drop_database(name)
+
+
 @pytest.fixture(scope="session")
 def spark_engine() -> SparkEngine:
     try:
@@ -55,3 +119,21 @@ def spark_engine() -> SparkEngine:
         _unavailable(err)
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def spark_connect() -> SparkConnectServer:
+    try:
+        server = start_spark_connect()
+    except EngineUnavailable as err:
+        _unavailable(err)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def spark_connect_url(spark_connect: SparkConnectServer) -> str:
+    """The session's Spark Connect server, as `-o` takes it; its catalog emptied after
+    the test."""
+    yield spark_connect.url
+    spark_connect.reset()

@@ -19,10 +19,19 @@ cluster is UTF8 with C collation (DuckDB orders text by code point, and C is the
 PostgreSQL collation that does the same) and C.UTF-8 character classes (so upper
 and lower know letters beyond ASCII, as DuckDB's do).
 
+A test that needs a warehouse of its own gets a database of its own on that server
+(`PostgresEngine.create_database`, dropped after it with its sessions ended).
+
 Spark: pyspark in local mode (`local[2]`, 2 shuffle partitions, no UI), with Spark
 4's default ANSI mode left on. Its session time zone is UTC; a Strata timestamp (no
 zone) is loaded and read back as that UTC wall-clock time, so the JVM's and this
 process's own zones do not matter.
+
+Spark Connect: Spark's own server (pyspark's sbin/start-connect-server.sh, in the
+foreground, `local[2]`), its Hive catalog (Derby) and warehouse in a temporary
+directory, listening on a free localhost port; what a `strata -o sc://...` process
+talks to without starting a JVM of its own. `SparkConnectServer.reset` drops every
+database but `default` (and default's tables and views) between tests.
 """
 
 from __future__ import annotations
@@ -35,13 +44,18 @@ import os
 import pwd
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import tempfile
+import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import duckdb
 from sqlglot import exp
@@ -251,6 +265,36 @@ class PostgresEngine:
         self.server.stop()
         shutil.rmtree(self.server.root, ignore_errors=True)
 
+    def url(self, database: str = "postgres") -> str:
+        """The `-o` location of `database` on this server: its Unix socket folder,
+        percent-encoded as the host (strata/engine/locations.py)."""
+        return f"postgresql://postgres@{quote(str(self.server.root), safe='')}/{database}"
+
+    def create_database(self) -> str:
+        """A new empty database (a copy of template1) with a name of its own."""
+        name = "w_" + uuid.uuid4().hex[:12]
+        create = exp.Create(this=exp.to_identifier(name, quoted=True), kind="DATABASE")
+        self.con.execute(create.sql(dialect="postgres"))
+        return name
+
+    def drop_database(self, name: str) -> None:
+        """Drop `name`, ending its sessions first (a writer the test killed may still
+        be connected until the server notices; DROP refuses a database in use)."""
+        from psycopg.errors import ObjectInUse
+
+        drop = exp.Drop(tables=[exp.Table(this=exp.to_identifier(name, quoted=True))],
+                        kind="DATABASE", exists=True).sql(dialect="postgres")
+        for attempt in range(5):
+            self.con.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                             "WHERE datname = %s AND pid <> pg_backend_pid()", [name])
+            try:
+                self.con.execute(drop)
+                return
+            except ObjectInUse:  # a session connected in between, or not yet gone
+                if attempt == 4:
+                    raise
+                time.sleep(0.2)
+
 
 def start_postgres() -> PostgresEngine:
     """A fresh PostgreSQL server in a temporary directory, and a connection to it."""
@@ -378,6 +422,148 @@ def start_spark() -> SparkEngine:
     # raising; the test reports the error itself, so the log only buries CI's output
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     return SparkEngine(session, warehouse)
+
+
+# ---------------------------------------------------------------------------
+# Spark Connect
+
+
+def free_port() -> int:
+    """A localhost TCP port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class SparkConnectServer:
+    """A Spark Connect server this process started, and a Connect client to it that
+    cleans its catalog between tests."""
+
+    root: Path
+    port: int
+    process: subprocess.Popen
+    client: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"sc://127.0.0.1:{self.port}"
+
+    def log_tail(self) -> str:
+        logs = sorted((self.root / "logs").glob("*.out")) + [self.root / "server.out"]
+        return "\n".join(p.read_text(errors="replace")[-2000:] for p in logs if p.exists())
+
+    def reset(self) -> None:
+        """Every database but `default` dropped with what it holds, and default's own
+        tables and views: the next test starts from an empty catalog."""
+        for (name,) in self.client.sql("SHOW DATABASES").collect():
+            if name != "default":
+                self._drop(exp.Table(this=exp.to_identifier(name, quoted=True)), "DATABASE")
+        for table in self.client.catalog.listTables("default"):
+            if not table.isTemporary:
+                self._drop(exp.Table(this=exp.to_identifier(table.name, quoted=True),
+                                     db=exp.to_identifier("default", quoted=True)),
+                           "VIEW" if table.tableType == "VIEW" else "TABLE")
+
+    def _drop(self, target: exp.Table, kind: str) -> None:
+        drop = exp.Drop(tables=[target], kind=kind, exists=True, cascade=kind == "DATABASE")
+        self.client.sql(drop.sql(dialect="spark")).collect()
+
+    def close(self) -> None:
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                self.client.client.close()  # not stop(): that asks the server again
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=60)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _connect_server_command(root: Path, port: int) -> tuple[list[str], dict[str, str]]:
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    script = home / "sbin" / "start-connect-server.sh"
+    if not script.exists():
+        raise EngineUnavailable(f"Spark Connect: no {script}")
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(root / "logs"),
+           "SPARK_PID_DIR": str(root / "logs"), "SPARK_LOCAL_IP": "127.0.0.1"}
+    for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED"):
+        env.pop(name, None)
+    metastore = f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
+    conf = {"spark.connect.grpc.binding.port": str(port),
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.ui.enabled": "false",
+            "spark.sql.catalogImplementation": "hive",
+            "spark.sql.warehouse.dir": str(root / "warehouse"),
+            "spark.hadoop.javax.jdo.option.ConnectionURL": metastore,
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.driver.memory": "1g"}
+    cmd = [str(script), "--wait", "--master", "local[2]"]
+    for key, value in conf.items():
+        cmd += ["--conf", f"{key}={value}"]
+    cmd += ["--driver-java-options", f"-Duser.timezone=UTC -Dderby.system.home={root}"]
+    return cmd, env
+
+
+def _connect_client(url: str) -> Any:
+    """A Connect session to `url`. pyspark marks the whole process as Connect's
+    (SPARK_CONNECT_MODE_ENABLED) once one exists, which would turn a local session
+    started later in this process (spark_engine) into a Connect client: unmarked."""
+    from pyspark.sql import SparkSession
+
+    before = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
+    try:
+        return SparkSession.builder.remote(url).create()
+    finally:
+        if before is None:
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        else:
+            os.environ["SPARK_CONNECT_MODE_ENABLED"] = before
+
+
+def start_spark_connect(seconds: float = 180) -> SparkConnectServer:
+    """A Spark Connect server on a free localhost port, its catalog in a temporary
+    directory; returns once a client's first query is answered."""
+    try:
+        import grpc  # noqa: F401  (the Connect client's transport)
+        import pyspark  # noqa: F401
+    except ImportError as err:
+        raise EngineUnavailable(f"Spark Connect: {err.name} is not installed") from err
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        raise EngineUnavailable("Spark: no `java` on PATH and no JAVA_HOME")
+    root = Path(tempfile.mkdtemp(prefix="strata-sc-"))
+    port = free_port()
+    cmd, env = _connect_server_command(root, port)
+    with open(root / "server.out", "wb") as out:
+        process = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    server = SparkConnectServer(root, port, process)
+    try:
+        deadline = time.monotonic() + seconds
+        while not _listening(port):
+            if process.poll() is not None:
+                raise EngineUnavailable(f"Spark Connect server exited:\n{server.log_tail()}")
+            if time.monotonic() > deadline:
+                raise EngineUnavailable(f"Spark Connect server not listening after "
+                                        f"{seconds:.0f} s:\n{server.log_tail()}")
+            time.sleep(0.3)
+        server.client = _connect_client(server.url)
+        server.client.sql("SELECT 1").collect()
+    except BaseException:
+        server.close()
+        raise
+    return server
 
 
 # ---------------------------------------------------------------------------

@@ -170,3 +170,17 @@ def test_a_database_without_a_warehouse_is_E070_for_commands_that_need_one(pg):
         proc = cli(tmp, url, *args, ok=False)
         assert "error[E070]" in proc.stderr and "no warehouse at" in proc.stderr
         assert "postgres:***@" in proc.stderr
+
+
+def test_backfill_of_a_run_on_postgresql_and_rollback_of_it(pg):
+    db, url, tmp = pg
+    first = js(cli(tmp, url, "run", "m.strata", "--json"))
+    db.sql("CREATE TABLE orders_fixed AS SELECT id, amount * 10 AS amount FROM orders")
+    fixed = js(cli(tmp, url, "backfill", "m.strata", first["run_id"], "--source",
+                   "orders=orders_fixed", "--reason", "amounts were in tens", "--json"))
+    assert fixed["status"] == "published" and fixed["backfill_of"] == first["run_id"]
+    assert db.sql("SELECT count(*) FROM main.v_big_orders") == [(5,)]
+    cli(tmp, url, "rollback", first["run_id"])
+    assert db.sql("SELECT count(*) FROM main.v_big_orders") == [(3,)]
+    kinds = [(e["kind"], e["backfill_of"]) for e in js(cli(tmp, url, "history", "--json"))]
+    assert kinds == [("rollback", None), ("backfill", first["run_id"]), ("run", None)]

@@ -290,7 +290,10 @@ class Warehouse:
                              f"({need} bytes)")
 
     def _setup(self) -> None:
-        if self.has_internal():  # set up already: read (migrate a layout 1 file)
+        # set up already: read (migrate a layout 1 file). Without meta's version the
+        # setup was cut short (Spark has no transaction to undo it): done again, as
+        # every step of it may be
+        if self.has_internal() and self.layout() is not None:
             self._check_version()
             return
         try:

@@ -143,6 +143,26 @@ class RunReport:
 Progress = Callable[[ModelResult], None]
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run decided before it builds anything: engine-free data (the adapter
+    only read sources and the registry to get here)."""
+
+    started: float  # perf_counter at the start
+    started_at: str
+    selection: list[str]
+    closure: list[str]  # the selection and everything upstream, in module order
+    source_fps: dict[str, str]
+    code_fps: dict[str, str]
+    fingerprint_seconds: float
+    base: H.HistoryEntry | None  # the staleness base: the branch's last run with snapshots
+    live: dict[str, str]  # model -> the snapshot its live view shows now
+    removed: dict[str, str]  # model -> snapshot, for views of models gone from the module
+    whole: bool  # a run of the whole module (it publishes the module's whole set of views)
+    reasons: dict[str, str]  # model -> why it is built (filled on as models are planned)
+    rid: str
+
+
 class Run:
     def __init__(self, module: Module, wh: Warehouse, opts: RunOptions,
                  progress: Progress | None = None):
@@ -207,6 +227,18 @@ class Run:
             return report
 
     def _execute(self) -> RunReport:
+        """Decide (engine-free: what to build and why, the run id), build (through the
+        adapter's lanes), publish (publication.py: atomic or by its commit point)."""
+        decided = self._decide()
+        if isinstance(decided, RunReport):  # nothing to do
+            return decided
+        report = self._build_all(decided)
+        return self._publish(decided, report)
+
+    def _decide(self) -> RunPlan | RunReport:
+        """Selection, source fingerprints, code fingerprints, what is stale and why,
+        which snapshots merges read, the run id; the registry as the run needs it. A
+        report instead when there is nothing to do."""
         started = time.perf_counter()
         started_at = now_text()
         module, opts, wh = self.module, self.opts, self.wh
@@ -307,10 +339,18 @@ class Run:
         self.damaged_content = {(r.model, r.content_hash): r.name for r in H.records(
             wh, self.quarantined).values() if r.model in wanted}
         self.live = live
+        return RunPlan(started, started_at, selection, closure, source_fps, code_fps,
+                       fingerprint_seconds, base, live, removed, whole, reasons, rid)
 
+    def _build_all(self, plan: RunPlan) -> RunReport:
+        """Every model of the closure built, kept or reused, its pins checked and its
+        content hashed; on any failure what this run created is dropped."""
+        opts = self.opts
+        rid, closure, reasons, live = plan.rid, plan.closure, plan.reasons, plan.live
+        code_fps, base_snaps = plan.code_fps, plan.base.snapshots if plan.base else {}
         report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
-                           stale_reasons=reasons, removed=removed,
-                           fingerprint_seconds=fingerprint_seconds)
+                           stale_reasons=reasons, removed=plan.removed,
+                           fingerprint_seconds=plan.fingerprint_seconds)
         if opts.workers > 1:
             self.lanes = Lanes(self.ad, opts.workers, self.BUILD_BATCH, self.HASH_NOW_ROWS,
                                after_commit=_columns_and_hashes)
@@ -336,34 +376,41 @@ class Run:
             if isinstance(err, StrataError) and self.failed is not None:
                 self._quarantine_unreadable(*self.failed, err)
             failures.record(self, err, failures.Attempt(  # best effort, never raises
-                rid, started_at, selection, closure, source_fps, code_fps, unfinished))
+                rid, plan.started_at, plan.selection, closure, plan.source_fps, code_fps,
+                unfinished))
             raise
         finally:
             self._close_lanes()
-        crash_point("before_publish")
+        return report
 
+    def _publish(self, plan: RunPlan, report: RunReport) -> RunReport:
+        """The history entry, and publication (a staged run: the entry alone)."""
+        opts, wh, rid = self.opts, self.wh, plan.rid
+        crash_point("before_publish")
+        source_fps, code_fps, removed = plan.source_fps, plan.code_fps, plan.removed
         entry = H.HistoryEntry(
             id=rid, kind="stage" if opts.stage_only else opts.kind, branch=opts.branch,
-            started_at=started_at, finished_at=now_text(), models=selection,
+            started_at=plan.started_at, finished_at=now_text(), models=plan.selection,
             overrides=dict(opts.overrides),
             source_fingerprints=source_fps, code_fingerprints=code_fps,
             snapshots={} if opts.stage_only else dict(self.snap_of),
             rebuilt=report.rebuilt, reused=report.reused, backfill_of=opts.backfill_of,
-            reason=opts.reason, module=opts.module_path, removed=removed, complete=whole,
+            reason=opts.reason, module=opts.module_path, removed=removed,
+            complete=plan.whole,
             details={**{r.model: {k: v for k, v in r.to_json().items()
                                   if k in ("status", "path", "delta_rows", "compacted",
                                            "drift", "rows", "reason",
                                            "checks", "skipped_checks", "notes")}
                         for r in report.results},
-                     "__replay": self._recipe(closure, source_fps),
+                     "__replay": self._recipe(plan.closure, source_fps),
                      "__code_key": self.code_key})
         if opts.stage_only:
             self._drop_created()
             H.append(wh, entry)
         else:
-            publish(wh, entry, self.new_records, self.snap_of, live, removed)
+            publish(wh, entry, self.new_records, self.snap_of, plan.live, removed)
         report.entry = entry
-        report.seconds = time.perf_counter() - started
+        report.seconds = time.perf_counter() - plan.started
         return report
 
     def _pin_failure(self, closure: list[str]) -> PinError:

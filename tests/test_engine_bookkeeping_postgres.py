@@ -184,3 +184,20 @@ def test_backfill_of_a_run_on_postgresql_and_rollback_of_it(pg):
     assert db.sql("SELECT count(*) FROM main.v_big_orders") == [(3,)]
     kinds = [(e["kind"], e["backfill_of"]) for e in js(cli(tmp, url, "history", "--json"))]
     assert kinds == [("rollback", None), ("backfill", first["run_id"]), ("run", None)]
+
+
+def test_replay_execute_of_a_run_reading_a_file_postgresql_cannot_read(pg):
+    """The run checked and fingerprinted the CSV locally and loaded it into a table;
+    replay --execute recomputes from that table and compares the file as it is now
+    with the recorded fingerprint (read locally, as the run did)."""
+    _, url, tmp = pg
+    (tmp / "orders.csv").write_text("id,amount\n1,5\n2,1\n3,9\n")
+    (tmp / "f.strata").write_text(MODULE.replace(
+        "source orders {", "source orders = file 'orders.csv' {"))
+    run_id = js(cli(tmp, url, "run", "f.strata", "--json"))["run_id"]
+    same = js(cli(tmp, url, "replay", run_id, "--execute", "--json"))["replay"]
+    assert same["ok"] and same["source_drift"] == {}
+    with (tmp / "orders.csv").open("a") as out:
+        out.write("4,7\n")
+    moved = js(cli(tmp, url, "replay", run_id, "--execute", "--json"))["replay"]
+    assert set(moved["source_drift"]) == {"orders"}

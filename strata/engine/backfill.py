@@ -34,7 +34,7 @@ from strata.engine.branches import ensure_branch, live_snapshots
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.locations import DuckDBFile, parse_location
 from strata.engine.materialize import Progress, Run, RunOptions, RunReport, _merges
-from strata.engine.sources import bind_source, check_contract, fingerprint, parse_overrides
+from strata.engine.sources import bind_source, parse_overrides, prepare
 from strata.engine.warehouse import Warehouse
 from strata.semantics.module import Module
 
@@ -142,8 +142,8 @@ def plan_backfill(module: Module, wh: Warehouse, run_id: str, corrected: dict[st
     for name in sorted({s for m in closure for s in module.models[m].sources_read}):
         src = module.sources[name]
         binding = bind_source(src, overrides.get(name))
-        fps[name] = fingerprint(wh.adapter, src, binding,
-                                check_contract(wh.adapter, src, binding))
+        # as the run reads it (a file the engine cannot read: checked locally, loaded)
+        fps[name] = prepare(wh.adapter, src, binding)[2]
     moved = {s for s, fp in fps.items() if of.source_fingerprints.get(s) != fp}
     notes = [f"--source {s}={t}: same content as what run {of.id} read; nothing downstream "
              "of it changes" for s, t in sorted(corrected.items()) if s not in moved]

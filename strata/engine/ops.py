@@ -412,17 +412,42 @@ def _relation_tree(text: str) -> exp.Expression:
 
 
 def _source_fingerprint(wh: Warehouse, relation: str, columns: list[str]) -> str:
-    """A source's fingerprint now, as the run computed it (in the engine)."""
+    """A source's fingerprint now, as the run computed it: in the engine, or for a
+    file the engine cannot read (the recorded relation is DuckDB's read of it), with
+    a local DuckDB, as the run checked and fingerprinted it before loading it."""
+    from strata.engine.adapters.duckdb import DuckDBAdapter
     from strata.engine.sources import _first_line
 
-    ad = wh.adapter
+    said = _fingerprint_in(wh.adapter, relation, columns)
+    if not isinstance(said, Exception):
+        return said
+    local = DuckDBAdapter.memory()
+    try:
+        found = _fingerprint_in(local, relation, columns)
+    finally:
+        local.close()
+    return found if isinstance(found, str) else f"unreadable: {_first_line(said)}"
+
+
+def _fingerprint_in(ad, relation: str, columns: list[str]) -> str | Exception:
     tree = _relation_tree(relation)
     try:
         schema = ad.query_columns(exp.select(exp.Star()).from_(tree.copy()))
         return ad.row_hash(tree, columns).digest(
             [(n, t) for n, t in schema if n in set(columns)])
-    except ad.engine_errors() as err:
-        return f"unreadable: {_first_line(err)}"
+    except (*ad.engine_errors(), CannotExpress) as err:
+        return err
+
+
+def _source_read(wh: Warehouse, name: str, relation: str, fingerprint: str,
+                 loaded: dict[str, str]) -> exp.Expression:
+    """What the recomputation reads for a source: the table the run loaded its file
+    into when there is one (a file the engine cannot read in place, by its
+    fingerprint: strata_internal.src_<source>_<fp12>), else the recorded relation."""
+    table = wh.adapter.physical_name(f"src_{name}_{fingerprint[:12]}")
+    if table in loaded:
+        return Relation(INTERNAL, table).table()
+    return _relation_tree(relation)
 
 
 def _scratch_table(wh: Warehouse, target: Relation, tree: exp.Expression) -> None:
@@ -447,6 +472,7 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
     `records` with what they recorded."""
     ad = wh.adapter
     scratch: dict[str, str] = {}
+    loaded = ad.relations(INTERNAL)  # src_ tables of files loaded by runs
     try:
         for name, fp in recipe["source_fingerprints"].items():
             now_fp = _source_fingerprint(wh, recipe["sources"][name],
@@ -465,7 +491,9 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
 
             def bind(node):
                 if isinstance(node, exp.Table) and node.db in ("__source", "__model"):
-                    new = (_relation_tree(recipe["sources"][node.name])
+                    new = (_source_read(wh, node.name, recipe["sources"][node.name],
+                                        recipe["source_fingerprints"].get(node.name, ""),
+                                        loaded)
                            if node.db == "__source"
                            else Relation(INTERNAL, scratch[node.name]).table())
                     if node.args.get("alias"):

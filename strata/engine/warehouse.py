@@ -1,12 +1,17 @@
-"""The warehouse file: one DuckDB database holding snapshots, live views, the
-snapshot registry and the append-only history.
+"""The warehouse: snapshots, live views, the snapshot registry and the append-only
+history, on the engine `-o` names (a DuckDB file, PostgreSQL, Spark: see
+strata.engine.locations and strata.engine.adapters).
 
-Layout (SPEC §3.1):
+Layout 2 (SPEC §3.1), the same on every engine:
   strata_internal.snap_<run>_<model>   immutable snapshot (a table, or a view over
                                        immutable base/layer tables when layered)
   strata_internal.layer_<run>_<model>  an incremental delta layer (immutable)
   <branch>.v_<model>                   live view: SELECT * FROM <snapshot>
-  strata_internal.history / snapshots / branches / meta   bookkeeping
+  strata_internal.history / snapshots / branches / collections / meta
+                                       bookkeeping, append-only (bookkeeping.py)
+Names are the engine's physical names (adapter.physical_name: Spark keeps only
+[a-z0-9_]). A DuckDB file of layout 1 (gc's collection in snapshots' columns) is
+migrated by the first command that may write it.
 """
 
 from __future__ import annotations

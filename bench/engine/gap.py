@@ -5,11 +5,15 @@ processes: the quick loop for closing the gap to the parallel floor.
     .venv/bin/python bench/engine/gap.py --size 100x1e6 --reps 3
     .venv/bin/python bench/engine/gap.py --size 500x1e5 --venv bench/peers/.venvs/strata
     .venv/bin/python bench/engine/gap.py --cold ...   # caches cleared as in the harness
+    git worktree add /tmp/before <commit>     # then, before/after a change:
+    .venv/bin/python bench/engine/gap.py --baseline /tmp/before --only strata,before,threads
 
 Rows: `strata run` on a fresh copy of the data (first run), `strata run` again
 on that warehouse (a rerun of every model: nothing reused, all rebuilt because
 `run` without --only-stale rebuilds the selection), and raw_run.py in its
-three modes (serial, one transaction, N threads) on fresh copies.
+three modes (serial, one transaction, N threads) on fresh copies; with `--baseline
+DIR`, row `before` is the first run of the Strata checked out in DIR (put first on
+PYTHONPATH: the same venv and DuckDB), interleaved with the rest.
 The venv decides the DuckDB version (the repo's .venv: DuckDB 2; the peers'
 strata venv: the DuckDB every peer runs on). Prints medians, the ratios
 Strata / each floor and the 1-minute load average seen before each process.
@@ -60,6 +64,8 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true",
                     help="clear Strata's caches (parse, code, Lark grammar) before each "
                          "first run, as the peers harness does")
+    ap.add_argument("--baseline", type=Path,
+                    help="a checkout of another Strata commit: row `before` runs it")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     models, rows = args.size
@@ -112,6 +118,10 @@ def main() -> None:
                 if "rerun" in only:
                     loads.append(os.getloadavg()[0])
                     samples["rerun"].append(timed(cmd, env, proj))
+            elif what == "before":
+                before = {**env, "PYTHONPATH": str(args.baseline.resolve())}
+                samples[what].append(timed([strata, "run", "strata", "-o", str(fresh(what)),
+                                            "--workers", str(args.workers)], before, proj))
             elif what == "serial":
                 samples[what].append(timed([*raw, str(fresh(what)), models_sql], env, proj))
             elif what == "txn":

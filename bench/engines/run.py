@@ -219,12 +219,16 @@ class Postgres(Engine):
                             "amount numeric(12, 2), status text, updated_at timestamp)")
                 con.execute("CREATE TABLE public.customers (id bigint, name text, region text)")
                 for table in ("orders", "customers"):
-                    with tempfile.NamedTemporaryFile(suffix=".csv") as f:
-                        src.execute(f"COPY main.{table} TO '{f.name}' (FORMAT csv)")
-                        with con.cursor() as cur, cur.copy(
+                    with tempfile.TemporaryDirectory() as tmp:
+                        csv = Path(tmp) / f"{table}.csv"
+                        src.execute(f"COPY main.{table} TO '{csv}' (FORMAT csv, HEADER false)")
+                        with csv.open("rb") as f, con.cursor() as cur, cur.copy(
                                 f"COPY public.{table} FROM STDIN (FORMAT csv)") as copy:
                             while chunk := f.read(1 << 20):
                                 copy.write(chunk)
+                    (n,), = con.execute(f"SELECT count(*) FROM public.{table}").fetchall()
+                    if n == 0:
+                        raise RuntimeError(f"no rows loaded into public.{table}")
                 con.execute("VACUUM ANALYZE")
         finally:
             src.close()
@@ -823,7 +827,7 @@ class Bench:
             peers.add_note(s, f"result not checked: {str(e).splitlines()[0][:80]}")
             return
         want = (rows, rows, rows // 100)
-        if tuple(int(v) for v in got) != want:
+        if tuple(int(v or 0) for v in got) != want:
             peers.add_note(s, f"WRONG: rows/distinct ids/changed = {tuple(got)}, want {want}")
 
 
@@ -910,7 +914,10 @@ def render_section(sec: dict) -> list[str]:
     labs = sec["labels"]
     tools = sec["tools"]
     rows = []
-    for r in sec["rows"]:
+    order = ("first", "noop", "changed", "selected", "upsert_build", "upsert")
+    for r in sorted(sec["rows"], key=lambda r: order.index(r["key"].rsplit("_", 1)[0]
+                                                              if r["key"].startswith("upsert_b")
+                                                              else r["key"].split("_")[0])):
         row = Row(r["key"], r["title"], dict(r["commands"]))
         for t, c in r["cells"].items():
             row.cells[t] = Cell([Sample(**smp) for smp in c["samples"]], c["skipped"])
@@ -1061,13 +1068,19 @@ def run_engine(args: argparse.Namespace, key: str) -> bool:
     try:
         eng.start()
         version = eng.version()
-        if "runs" in args.only:
-            bench.runs(*run)
+        # the upsert first: short, so a run cut short (Ctrl-C) still has its rows
         if "upsert" in args.only:
             bench.upsert(upsert_rows)
+        if "runs" in args.only:
+            bench.runs(*run)
     except KeyboardInterrupt:
         print("!! interrupted: writing what was measured so far")
         finished = False
+    except Exception:  # noqa: BLE001 - a harness failure still writes what was measured
+        import traceback
+
+        traceback.print_exc()
+        print("!! the harness failed: writing what was measured so far")
     finally:
         with contextlib.suppress(Exception):
             eng.stop()

@@ -75,7 +75,7 @@ def ver(venv, dist):
 versions = {
     "dbt": {d: ver("dbt", d) for d in ("dbt-core", "dbt-postgres", "dbt-spark", "psycopg2-binary",
                                        "pyspark")},
-    "sqlmesh": {d: ver("sqlmesh", d) for d in ("sqlmesh", "sqlglot", "psycopg2-binary",
+    "sqlmesh": {d: ver("sqlmesh", d) for d in ("sqlmesh", "sqlglot", "psycopg2",
                                                "pyspark")},
     "strata": {d: ver("strata", d) for d in ("strata", "sqlglot", "psycopg", "pyspark",
                                              "duckdb")},

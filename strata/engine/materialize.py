@@ -468,6 +468,13 @@ class Run:
                                for s in self.bindings},
             "source_fingerprints": source_fps,
             "merges": {m: _merges(self.module.plan(m)) for m in closure},
+            # the SQL as this engine runs it (its rewrites need the compiled tree, which a
+            # replay no longer has); DuckDB runs `code` itself
+            **({} if self.ad.relinks_canonical_text else {"engine_code": {
+                m: self.ad.render(model_query(self.module.plan(m), _canonical_relation))
+                for m in closure}, "engine_sources": {
+                s: self.ad.render(exp.select(exp.Star()).from_((b.read or b.relation).copy()))
+                for s, b in self.bindings.items()}}),
         }
 
     # ------------------------------------------------------------ one model

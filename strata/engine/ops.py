@@ -439,23 +439,48 @@ def _fingerprint_in(ad, relation: str, columns: list[str]) -> str | Exception:
         return err
 
 
-def _source_read(wh: Warehouse, name: str, relation: str, fingerprint: str,
-                 loaded: dict[str, str]) -> exp.Expression:
-    """What the recomputation reads for a source: the table the run loaded its file
-    into when there is one (a file the engine cannot read in place, by its
-    fingerprint: strata_internal.src_<source>_<fp12>), else the recorded relation."""
+def _source_read(wh: Warehouse, name: str, recipe: dict, loaded: dict[str, str],
+                 own: bool) -> exp.Expression:
+    """What the recomputation reads for a source: as the engine read it where the run
+    recorded that (with the engine's own SQL), else the table the run loaded a file
+    into (a file the engine cannot read in place, by its fingerprint:
+    strata_internal.src_<source>_<fp12>), else the recorded DuckDB relation."""
+    engine_read = (recipe.get("engine_sources") or {}).get(name)
+    if own and engine_read is not None:
+        return sqlglot.parse_one(engine_read, read=wh.adapter.dialect.sqlglot).args[
+            "from_"].this
+    fingerprint = recipe["source_fingerprints"].get(name, "")
     table = wh.adapter.physical_name(f"src_{name}_{fingerprint[:12]}")
     if table in loaded:
         return Relation(INTERNAL, table).table()
-    return _relation_tree(relation)
+    return _relation_tree(recipe["sources"][name])
 
 
-def _scratch_table(wh: Warehouse, target: Relation, tree: exp.Expression) -> None:
-    """CREATE TABLE target AS the recomputed model: the recorded DuckDB text where
-    the engine runs it as is, else the tree rendered for the engine (E091 where the
-    engine cannot express it)."""
+def _recorded_query(ad, recipe: dict, model: str) -> tuple[exp.Expression, bool]:
+    """The model's query as the run recorded it, and whether that is the engine's own
+    SQL: recorded where the engine's rewrites needed the compiled tree (Spark sums
+    integers in DECIMAL(38, 0), say), which a replay no longer has; else the
+    canonical DuckDB text."""
+    own = (recipe.get("engine_code") or {}).get(model)
+    if own is not None:
+        return sqlglot.parse_one(own, read=ad.dialect.sqlglot), True
+    return sqlglot.parse_one(recipe["code"][model], read="duckdb"), False
+
+
+def _scratch_table(wh: Warehouse, target: Relation, tree: exp.Expression,
+                   own: bool) -> None:
+    """CREATE TABLE target AS the recomputed model. The engine's own recorded SQL goes
+    back as written (generated again without Strata's rewrites: they were applied
+    when it was recorded); DuckDB text runs as is where the engine is DuckDB, else it
+    is rendered for the engine (E091 where the engine cannot express it)."""
     ad = wh.adapter
     ad.drop(target, "table")
+    if own:
+        properties = (exp.Properties(expressions=[p.copy() for p in ad.table_properties])
+                      if ad.table_properties else None)
+        ad.rows_text(exp.Create(this=target.table(), kind="TABLE", expression=tree,
+                                properties=properties).sql(dialect=ad.dialect.sqlglot))
+        return
     if ad.relinks_canonical_text:
         ad.build_table(target, None, text=tree.sql(dialect="duckdb"))
         return
@@ -481,7 +506,7 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
                 replay.source_drift[name] = (fp, now_fp)
         upstream: dict[str, set[str]] = {}  # model -> the sources it reads, transitively
         for model in recipe["order"]:
-            tree = sqlglot.parse_one(recipe["code"][model], read="duckdb")
+            tree, own = _recorded_query(ad, recipe, model)
             upstream[model] = set()
             for node in tree.find_all(exp.Table):
                 if node.db == "__source":
@@ -489,11 +514,9 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
                 elif node.db == "__model":
                     upstream[model] |= upstream.get(node.name, set())
 
-            def bind(node):
+            def bind(node, own=own):
                 if isinstance(node, exp.Table) and node.db in ("__source", "__model"):
-                    new = (_source_read(wh, node.name, recipe["sources"][node.name],
-                                        recipe["source_fingerprints"].get(node.name, ""),
-                                        loaded)
+                    new = (_source_read(wh, node.name, recipe, loaded, own)
                            if node.db == "__source"
                            else Relation(INTERNAL, scratch[node.name]).table())
                     if node.args.get("alias"):
@@ -502,7 +525,7 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
                 return node
 
             target = Relation(INTERNAL, ad.physical_name(f"replay_{entry.id}_{model}"))
-            _scratch_table(wh, target, tree.transform(bind))
+            _scratch_table(wh, target, tree.transform(bind), own)
             scratch[model] = target.name
             if model not in records:
                 continue

@@ -24,8 +24,11 @@ Parallel runs (`pytest -n 2 --dist loadgroup`, pytest-xdist, as `.ci/run` does):
 worker is a process of its own, with its own session fixtures (its own PostgreSQL
 server, in its own temporary directory). The tests that use Spark (a Spark fixture,
 or a parameter named `*engine*`/`*adapter*` set to `spark`/`spark_engine`) form the
-xdist group `spark`, run by one worker: one Spark JVM and one Spark Connect server per run instead of one
-per worker on a 2-core machine.
+xdist group `spark`, run by one worker: one Spark JVM and one Spark Connect server
+per run instead of one per worker on a 2-core machine. pytest-xdist 3.8 does not
+apply groups under pytest 9.2 (its loadgroup renames node ids, which 9.2 ignores:
+pytest-xdist issue 1386); until it does, each worker that meets a Spark test starts
+its own Spark, which is correct, only slower.
 """
 
 from __future__ import annotations

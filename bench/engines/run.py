@@ -951,7 +951,8 @@ def render_section(sec: dict) -> list[str]:
          "TABLE ... AS statements one after another on one connection (session)."),
         (f"- Repetitions: {sec['reps']} per cell (median); timeout {sec['timeout']:.0f} s "
          "per process."),
-        f"- Machine load: {peers.load_summary(fake)}",
+        "- Machine load: " + peers.load_summary(fake).replace(
+            "compare the quiet-machine figures in PEERS.md", "compare bench/peers/RESULTS.md"),
     ]
     if ver:
         lines.append(ver)

@@ -558,7 +558,13 @@ class Strata(Tool):
     name = "strata"
 
     def relation(self, model: str) -> str:
-        return f"main.v_{model}"  # the main branch's live view
+        """The main branch's live view; Spark's catalogue lower-cases names, so Strata
+        stores them encoded there (strata/engine/adapters/spark.py, encode_name)."""
+        if self.eng.key == "spark":
+            from strata.engine.adapters.spark import encode_name
+
+            return f"main.{encode_name(f'v_{model}')}"
+        return f"main.v_{model}"
 
     def _cmd(self, proj: Path, where: str, *args: str) -> Cmd:
         return ([_bin("strata", "strata"), "run", "strata", "-o", self.eng.location(where),

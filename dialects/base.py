@@ -35,6 +35,18 @@ class Dialect:
     # the engine's type names (upper case, without a length or precision) -> Strata's
     # type kinds: source contracts and `pin columns` read real tables' types with them
     type_kinds: tuple[tuple[str, str], ...] = ()
+    # how a merge matches a row's key with another's (NULL matching NULL); None: IS NOT
+    # DISTINCT FROM, which an engine that cannot hash it joins row by row (see
+    # `hashable_key_match`)
+    key_match: Callable[[exp.Expression, exp.Expression, str], exp.Expression] | None = None
+
+    def match_key(self, left: exp.Expression, right: exp.Expression,
+                  kind: str) -> exp.Expression:
+        """`left IS NOT DISTINCT FROM right` as this engine joins it fast; `kind` is
+        the key column's type kind (`type_kind`)."""
+        if self.key_match is None:
+            return exp.NullSafeEQ(this=left, expression=right)
+        return self.key_match(left, right, kind)
 
     # ------------------------------------------------------------ engine type names
     def type_kind(self, engine_type: str) -> str:
@@ -460,3 +472,33 @@ def typed_items(node: exp.Expression) -> exp.Expression:
         if typ is not None and not isinstance(column.parent, exp.Cast):
             column.replace(cast(column.copy(), typ))
     return node.copy()
+
+
+# ---------------------------------------------------------------- merge key matches
+_KEY_DEFAULTS: dict[str, Callable[[], exp.Expression]] = {
+    "int": lambda: exp.Literal.number(0),
+    "decimal": lambda: exp.Literal.number(0),
+    "double": lambda: exp.Literal.number(0),
+    "text": lambda: exp.Literal.string(""),
+    "bool": lambda: exp.false(),
+    "date": lambda: exp.cast(exp.Literal.string("1970-01-01"), "DATE"),
+    "timestamp": lambda: exp.cast(exp.Literal.string("1970-01-01 00:00:00"), "TIMESTAMP"),
+}
+
+
+def hashable_key_match(left: exp.Expression, right: exp.Expression,
+                       kind: str) -> exp.Expression:
+    """`left IS NOT DISTINCT FROM right` as two equalities a hash join can use:
+    `coalesce(l, d) = coalesce(r, d) AND (l IS NULL) = (r IS NULL)`, d a value of the
+    key's type. PostgreSQL plans IS NOT DISTINCT FROM as a nested loop: an upsert's
+    probe of a 1e4-row delta against a 1e6-row snapshot ran for minutes. The same
+    truth table: both NULL match, one NULL does not, else l = r. Unknown kinds keep
+    IS NOT DISTINCT FROM."""
+    default = _KEY_DEFAULTS.get(kind)
+    if default is None:
+        return exp.NullSafeEQ(this=left, expression=right)
+    values = exp.EQ(this=exp.Coalesce(this=left.copy(), expressions=[default()]),
+                    expression=exp.Coalesce(this=right.copy(), expressions=[default()]))
+    nulls = exp.EQ(this=exp.Paren(this=exp.Is(this=left.copy(), expression=exp.Null())),
+                   expression=exp.Paren(this=exp.Is(this=right.copy(), expression=exp.Null())))
+    return exp.And(this=values, expression=nulls)

@@ -30,6 +30,7 @@ from dialects.base import (
     bool_to_number_via_int,
     extract_rewrite,
     field,
+    hashable_key_match,
     like_without_escape,
     number_to_bool_by_comparison,
     numeric_round,
@@ -83,7 +84,7 @@ TYPE_KINDS = {
 
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
-                  type_kinds=tuple(TYPE_KINDS.items()),
+                  type_kinds=tuple(TYPE_KINDS.items()), key_match=hashable_key_match,
                   rewrites=(function_rewrite(functions.POSTGRES),
                             ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),

@@ -27,13 +27,16 @@ from strata.engine.sources import Split
 from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
 from strata.plan import PinSpec, Plan, RelationRef
 from strata.sqlgen.literals import lit
-from strata.sqlgen.names import column, ident, table
+from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import (
+    KeyMatch,
     deleted_condition,
     delta_query,
+    keys_match,
     layered_query,
     lookback_boundary,
     not_true,
+    null_safe,
     settled_query,
     settled_rows,
 )
@@ -260,7 +263,7 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     needed = inc.on_drift != "ignore" or not (deep or large) or kept_hash.count == 0
     if inc.strategy == "upsert" and delta_hash.count and needed:
         replaced = replaced_rows_hash(ad, names, inc.merge_keys, [base, *layers], layer,
-                                      deleted)
+                                      deleted, key_match(ad, columns))
     drift = detect_drift(run, plan, merge, names, prev_hash.minus(replaced))
     if drift is not None and _drifted(run, plan, drift, layer, result):
         return run._full(plan, code_fp, result, log)
@@ -269,7 +272,7 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         return None
     tables = [base, *layers, layer]
     composed = layered_query(inc.strategy, names, [table(INTERNAL, t) for t in tables],
-                             inc.merge_keys, deleted)
+                             inc.merge_keys, deleted, key_match(ad, columns))
     snap = run.unique_name(f"snap_{run.rid}_{plan.model}")
     if deep or large:
         ad.build_table(Relation(INTERNAL, snap), composed, ad.render(composed))
@@ -428,9 +431,17 @@ def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
     return drift
 
 
+def key_match(ad: Adapter, columns: list[tuple[str, str]]) -> KeyMatch:
+    """How the engine matches merge keys (NULL with NULL) fast, by each key column's
+    type as the engine reports it (`Dialect.match_key`)."""
+    kinds = {name: ad.dialect.type_kind(engine_type) for name, engine_type in columns}
+    return lambda left, right, key: ad.dialect.match_key(left, right, kinds.get(key, ""))
+
+
 def replaced_rows_hash(ad: Adapter, names: list[str], keys: tuple[str, ...],
                        tables: list[str], layer: str,
-                       deleted: exp.Expression | None = None) -> RowHash:
+                       deleted: exp.Expression | None = None,
+                       match: KeyMatch = null_safe) -> RowHash:
     """The row-hash aggregate of the previous snapshot's rows that the new layer
     replaces (an upsert drops them), computed on the previous snapshot's tables.
 
@@ -441,15 +452,11 @@ def replaced_rows_hash(ad: Adapter, names: list[str], keys: tuple[str, ...],
     view instead would anti-join the whole base before filtering.
     """
     parts = [table(INTERNAL, t) for t in tables]
-    composed = layered_query("upsert", names, parts, keys, deleted)
+    composed = layered_query("upsert", names, parts, keys, deleted, match)
     selects = list(composed.flatten()) if isinstance(composed, exp.Union) else [composed]
     for part in selects:
-        match = None
-        for key in keys:
-            eq = exp.NullSafeEQ(this=column(key, "__d"), expression=column(key, "__t"))
-            match = eq if match is None else exp.And(this=match, expression=eq)
         probe = exp.Select(expressions=[exp.Literal.number(1)]).from_(
-            table(INTERNAL, layer, alias="__d")).where(match)
+            table(INTERNAL, layer, alias="__d")).where(keys_match(keys, "__d", "__t", match))
         semi = exp.Exists(this=probe)
         where = part.args.get("where")
         part.set("where", exp.Where(this=semi if where is None else

@@ -38,6 +38,7 @@ delta would be, else filtered after the full result.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
@@ -189,13 +190,9 @@ def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
     kept = exp.Select(expressions=[column(c, PREV) for c in columns])
     kept.set("from_", exp.From(this=prev))
     if strategy == "upsert":
-        match = None
-        for key in keys:
-            eq = exp.NullSafeEQ(this=column(key, delta_alias), expression=column(key, PREV))
-            match = eq if match is None else exp.And(this=match, expression=eq)
         probe = exp.Select(expressions=[exp.Literal.number(1)])
         probe.set("from_", exp.From(this=delta.copy()))
-        probe.set("where", exp.Where(this=match))
+        probe.set("where", exp.Where(this=keys_match(keys, delta_alias, PREV)))
         kept.set("where", exp.Where(this=exp.Not(this=exp.Exists(this=probe))))
     elif strategy != "append":
         raise ValueError(f"no merge for strategy {strategy}")
@@ -209,9 +206,29 @@ def merge_query(strategy: str, columns: list[str], previous: exp.Expression,
     return union
 
 
+# how two rows' values of a key column match (NULL matching NULL): (left, right, key)
+KeyMatch = Callable[[exp.Expression, exp.Expression, str], exp.Expression]
+
+
+def null_safe(left: exp.Expression, right: exp.Expression, key: str) -> exp.Expression:
+    """IS NOT DISTINCT FROM: the key match an engine without a faster one gets."""
+    return exp.NullSafeEQ(this=left, expression=right)
+
+
+def keys_match(keys: tuple[str, ...], left: str, right: str,
+               match: KeyMatch = null_safe) -> exp.Expression:
+    """Every key of the row aliased `left` matches the row aliased `right`'s."""
+    out = None
+    for key in keys:
+        eq = match(column(key, left), column(key, right), key)
+        out = eq if out is None else exp.And(this=out, expression=eq)
+    return out
+
+
 def layered_query(strategy: str, columns: list[str], tables: list[exp.Expression],
                   keys: tuple[str, ...] = (),
-                  deleted: exp.Expression | None = None) -> exp.Expression:
+                  deleted: exp.Expression | None = None,
+                  match: KeyMatch = null_safe) -> exp.Expression:
     """A layered snapshot: a base table composed with delta layers, flat.
 
     append: base UNION ALL layer_1 UNION ALL ... layer_k
@@ -241,13 +258,9 @@ def layered_query(strategy: str, columns: list[str], tables: list[exp.Expression
                 union = sel if union is None else exp.Union(this=union, expression=sel,
                                                            distinct=False)
             sub = exp.Subquery(this=union, alias=exp.TableAlias(this=ident("__later")))
-            match = None
-            for key in keys:
-                eq = exp.NullSafeEQ(this=column(key, "__later"), expression=column(key, "__t"))
-                match = eq if match is None else exp.And(this=match, expression=eq)
             probe = exp.Select(expressions=[exp.Literal.number(1)])
             probe.set("from_", exp.From(this=sub))
-            probe.set("where", exp.Where(this=match))
+            probe.set("where", exp.Where(this=keys_match(keys, "__later", "__t", match)))
             part.set("where", exp.Where(this=exp.Not(this=exp.Exists(this=probe))))
         if deleted is not None and i > 0:
             hide = not_true(_qualified(deleted, "__t"))

@@ -89,6 +89,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
 
 
+@pytest.fixture(autouse=True)
+def _inner_pytest_is_no_xdist_worker(request, monkeypatch):
+    """A test running pytest inside itself (`pytester`) under xdist: the inner run is
+    no worker, though it inherits the worker's PYTEST_XDIST_WORKER (syrupy then leaves
+    its unused-snapshot report to a controller that does not exist)."""
+    if "pytester" in request.fixturenames:
+        monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+
+
 @pytest.fixture(scope="session")
 def duckdb_engine():
     engine = DuckDBEngine()

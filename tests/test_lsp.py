@@ -175,6 +175,9 @@ def shop(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def editor(shop: Path):
     ed = Editor(shop.parent)
+    # the module's file open from the start: a test split from the one that opens it
+    # (another pytest-xdist worker) still finds it open
+    ed.wait_diagnostics(ed.open(shop / "models" / "orders.strata"))
     yield ed
     ed.shutdown()
 

@@ -103,7 +103,7 @@ def test_create_table_as_view_and_drop_with_the_catalogue(adapter):
 @pytest.mark.parametrize("adapter", ENGINES, indirect=True)
 def test_hostile_names_are_quoted(adapter):
     # Spark's catalog takes only letters, digits and _ in a table's name
-    # (INVALID_SCHEMA_OR_RELATION_NAME, even quoted; see engines_design.md): a
+    # (INVALID_SCHEMA_OR_RELATION_NAME, even quoted; see docs/design/engines.md): a
     # reserved word there, quotes, a space and a semicolon elsewhere
     name = "select" if adapter.dialect.name == "spark" else 'select "x" y;'
     target = Relation(adapter.test_schema, name)

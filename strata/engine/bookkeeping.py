@@ -2,7 +2,7 @@
 engine-free, executed through an adapter (`strata.engine.adapters`), which renders
 each tree for its engine.
 
-Phase 1 of issue 18 (see /work/notes/engines_design.md §3): the statements that
+Phase 1 of issue 18 (see docs/design/engines.md §3): the statements that
 `history.py`, `branches.py`, `gc.py` and `warehouse.py` write as DuckDB text today, as
 trees, checked on DuckDB, PostgreSQL and Spark. Nothing calls this module yet; the
 next phase moves those modules onto it.

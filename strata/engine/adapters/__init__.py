@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from strata.diagnostics import fail
 from strata.engine.adapters.base import Adapter, Relation
 from strata.engine.adapters.duckdb import DuckDBAdapter
 from strata.engine.adapters.postgres import PostgresAdapter
@@ -24,8 +25,17 @@ def open_adapter(location: Location, write: bool = True, lock_timeout: float = 1
                  ) -> Adapter:
     """Connect to the warehouse at `location`; for writing, also become its one writer
     (E075 after `lock_timeout` seconds of another holding it). E070 when it cannot be
-    reached, naming the location with its password hidden."""
-    return ADAPTERS[type(location)].open(location, write=write, lock_timeout=lock_timeout)
+    reached, naming the location with its password hidden, or when the engine's
+    Python client is not installed (the adapter's `extra` installs it)."""
+    adapter = ADAPTERS[type(location)]
+    try:
+        return adapter.open(location, write=write, lock_timeout=lock_timeout)
+    except ModuleNotFoundError as err:
+        raise fail("E070", f"cannot open the warehouse `{location.redacted()}`: its engine's "
+                   f"Python client (`{(err.name or '?').split('.')[0]}`) is not installed", None,
+                   f"install it with Strata's `{adapter.extra}` extra: pip install "
+                   f"'strata[{adapter.extra}]' (from a checkout: pip install -e "
+                   f"'.[{adapter.extra}]')") from None
 
 
 __all__ = ["ADAPTERS", "Adapter", "DuckDBAdapter", "PostgresAdapter", "Relation",

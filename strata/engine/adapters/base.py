@@ -123,9 +123,11 @@ class Adapter(ABC):
     the abstract methods, nothing else."""
 
     dialect: Dialect
+    # Strata's pip extra that installs this engine's Python client ('' for none)
+    extra: str = ""
     # Do the registry rows, the view switches and the history entry commit in one
     # transaction? False (Spark): the history entry is the commit point; see
-    # `publication` in /work/notes/engines_design.md and SPEC §3.1.
+    # strata/engine/publication.py and docs/design/engines.md §5.
     transactional: bool = True
     # the type the sum of 64-bit row hashes is taken in
     hash_sum_type: str = "DECIMAL(38, 0)"

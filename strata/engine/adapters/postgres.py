@@ -55,6 +55,7 @@ def _lit(value: int | str) -> exp.Literal:
 
 class PostgresAdapter(Adapter):
     dialect = pg_dialect.DIALECT
+    extra = "postgres"
     transactional = True
     hash_sum_type = "NUMERIC"  # unbounded: a sum of BIGINT hashes never overflows it
 

@@ -7,7 +7,7 @@ What Spark does not give, and what stands in for it:
 - No multi-statement transaction (`transactional = False`): `transaction()` runs its
   block as it comes. A run's history entry is its commit point (one INSERT of one
   row: one file, renamed into place by the job commit). See
-  /work/notes/engines_design.md, "Spark publication", for what a reader sees while
+  docs/design/engines.md §5, "Spark publication", for what a reader sees while
   views switch and how the next command recovers a crash.
 - No lock statement. `spark:DIR`: an exclusive `flock` on DIR/strata.lock, taken
   before the session starts (Derby, the local metastore, admits one JVM anyway; this
@@ -163,6 +163,7 @@ class DirLock:
 
 class SparkAdapter(Adapter):
     dialect = spark_dialect.DIALECT
+    extra = "spark"
     transactional = False
     hash_sum_type = "DECIMAL(38, 0)"
     table_properties = (exp.FileFormatProperty(this=exp.var("PARQUET")),)

@@ -36,36 +36,6 @@ DIALECT = DuckDB(name="duckdb", sqlglot="duckdb", transactional_ddl=True,
                  type_kinds=tuple(TYPE_KINDS.items()))
 
 
-def type_kind(engine_type: str) -> str:
-    """'int', 'double', 'decimal', 'text', ..., 'list<kind>' or 'other:<TYPE>'."""
-    t = engine_type.strip().upper()
-    if t.endswith("[]"):
-        return f"list<{type_kind(t[:-2])}>"
-    if t.startswith(("DECIMAL", "NUMERIC")):
-        return "decimal"
-    return TYPE_KINDS.get(t, f"other:{t}")
-
-
-def decimal_shape(engine_type: str) -> tuple[int, int] | None:
-    """(precision, scale) of a `DECIMAL(p,s)` type name, or None for another type."""
-    t = engine_type.strip().upper().replace(" ", "")
-    if not t.startswith(("DECIMAL(", "NUMERIC(")) or not t.endswith(")"):
-        return None
-    inside = t[t.index("(") + 1:-1].split(",")
-    try:
-        return int(inside[0]), int(inside[1]) if len(inside) > 1 else 0
-    except ValueError:
-        return None
-
-
-def keeps_scale(engine_type: str, scale: int | None) -> bool:
-    """Does a DECIMAL engine type keep to `scale` fraction digits (a contract's
-    decimal(p, s))? A wider precision passes: engines widen it on the way (DuckDB types
-    `i * 1.5` DECIMAL(21, 1)); more fraction digits than promised do not."""
-    found = decimal_shape(engine_type)
-    return scale is None or found is None or found[1] <= scale
-
-
 def quoted(name: str) -> str:
     """A DuckDB identifier in double quotes (plain string work: this runs per column of
     every table a run hashes)."""

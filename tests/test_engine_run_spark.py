@@ -1,13 +1,12 @@
 """`strata run` on Spark, from the CLI (issue 18 items 2-3): through Spark Connect
-(`-o sc://...`, the session's one server: a CLI process starts no JVM) and once on a
-local `spark:DIR` warehouse (a JVM per process: one grouped test).
+(`-o sc://...`, the session's one server: a CLI process starts no JVM). A local
+`spark:DIR` warehouse killed after its commit point is tests/test_engine_bookkeeping_
+spark.py's (each CLI process there starts a JVM: one test, not two).
 
 The project is tests/test_engine_run_postgres.py's: a CSV file source (Spark's CSV
 reader would guess types, so the run reads it locally and loads it once into a
 Parquet table named by its fingerprint), an upsert model merged by delta layers, a
-pinned key and two models downstream. Spark has no transactions: publication's
-commit point is the history entry, and a process killed after it leaves views that
-the next command rolls forward (strata.engine.publication).
+pinned key and two models downstream.
 """
 
 from __future__ import annotations
@@ -66,19 +65,3 @@ def test_spark_connect_runs_and_merges_an_upsert_on_only_stale(spark_connect_url
     assert clean["status"] == "rebuilt" and clean["delta_rows"] == 2
     assert _view(spark_connect_url, "big_customers") == [["ann", "120.25"],
                                                          ["cid", "150.00"]]
-
-
-def test_spark_dir_a_kill_after_the_commit_point_is_rolled_forward_by_the_next_run(tmp_path):
-    root = _project(tmp_path / "p", ROWS)
-    location = f"spark:{tmp_path / 'wh'}"
-    _run(root, location)
-    _write(root, [*ROWS[:3], "4,cid,150.00,2024-01-05 10:00:00"])
-    # killed once the history entry (the commit point) is written, before any view moved
-    killed = _run(root, location, "--only-stale", env={"STRATA_CRASH_AT": "after_commit_point"},
-                  check=False)
-    assert killed.returncode != 0
-    # the entry is the commit point: the next run finds the merge published (nothing to
-    # do), and its open rolled the views forward to it (recover)
-    again = _run(root, location, "--only-stale")
-    assert again["status"] == "up_to_date"
-    assert _view(location, "big_customers") == [["ann", "120.25"], ["cid", "150.00"]]

@@ -28,7 +28,7 @@ xdist group `spark`, run by one worker: one Spark JVM and one Spark Connect serv
 per run instead of one per worker on a 2-core machine. pytest-xdist 3.8 does not
 apply groups under pytest 9.2 (its loadgroup renames node ids, which 9.2 ignores:
 pytest-xdist issue 1386); until it does, each worker that meets a Spark test starts
-its own Spark, which is correct, only slower.
+its own Spark, which is correct, only slower: pyproject pins pytest < 9.2 for it.
 """
 
 from __future__ import annotations

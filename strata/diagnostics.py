@@ -192,4 +192,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E119": ("rollback to a failed run", "strata rollback ID of a run that failed on a model"),
     "E120": ("replay --execute of a failed run",
              "strata replay ID --execute of a run that failed on a model"),
+    "E121": ("a live view cannot change its columns while another view reads it",
+             "PostgreSQL: a user's view over main.v_orders when orders' columns change type"),
 }

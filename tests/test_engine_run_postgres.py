@@ -185,3 +185,35 @@ def test_a_run_killed_mid_build_on_postgresql_leaves_the_views_and_the_next_run_
             "WHERE table_schema = 'strata_internal'") if r[0].startswith("snap_")}
         registered = {r[0] for r in con.execute("SELECT name FROM strata_internal.snapshots")}
     assert tables <= registered  # the killed run's tables were dropped as leftovers
+
+
+def test_a_view_switch_that_changes_column_types_on_postgresql(pg_warehouse_url, tmp_path):
+    """PostgreSQL's CREATE OR REPLACE VIEW cannot change a column's type: the switch
+    drops and re-creates the view in the publication's transaction. A view of the
+    user's over the live view blocks that: E121, nothing published."""
+    from strata.engine.locations import parse_location
+
+    root = _project(tmp_path / "p", ROWS)
+    _run(root, pg_warehouse_url)
+    args = parse_location(pg_warehouse_url).connect_args()
+    with psycopg.connect(**args, autocommit=True) as con:
+        con.execute("CREATE TABLE narrow AS SELECT id::integer AS id, customer, amount, "
+                    "updated_at FROM main.v_clean_orders")
+        con.execute("INSERT INTO narrow VALUES (9, 'eve', 900.00, '2024-03-01 10:00:00')")
+        con.execute("CREATE VIEW public.mine AS SELECT id FROM main.v_clean_orders")
+    blocked = strata("run", ".", "-o", pg_warehouse_url, "--override", "orders=narrow",
+                     cwd=root, check=False)
+    assert "error[E121]" in blocked.stderr and "main.v_clean_orders" in blocked.stderr
+    assert "view mine depends on view main.v_clean_orders" in blocked.stderr
+    assert "Traceback" not in blocked.stderr
+    assert [r[0] for r in _view(pg_warehouse_url, "clean_orders")] == [1, 2, 3, 4]
+
+    with psycopg.connect(**args, autocommit=True) as con:
+        con.execute("DROP VIEW public.mine")
+    done = _run(root, pg_warehouse_url, "--override", "orders=narrow")
+    assert done["status"] == "published"
+    assert [r[0] for r in _view(pg_warehouse_url, "clean_orders")] == [1, 2, 3, 4, 9]
+    with psycopg.connect(**args, autocommit=True) as con:
+        assert con.execute("SELECT data_type FROM information_schema.columns WHERE "
+                           "table_schema = 'main' AND table_name = 'v_clean_orders' AND "
+                           "column_name = 'id'").fetchone() == ("integer",)

@@ -28,6 +28,7 @@ from strata.engine.adapters.base import (
     engine_failure,
     wait_for,
 )
+from strata.diagnostics import fail
 from strata.engine.adapters.duckdb import relation_kinds
 from strata.engine.locations import PostgresURL
 
@@ -170,6 +171,29 @@ class PostgresAdapter(Adapter):
         with self.con.cursor() as cur:
             cur.execute(self.render(tree).encode())
             return cur.rowcount if cur.rowcount >= 0 else None
+
+    def create_view(self, target: Relation, query: exp.Expression) -> None:
+        """PostgreSQL's CREATE OR REPLACE VIEW must keep the old view's column names and
+        types; a snapshot whose columns differ (a model edited, a source overridden
+        with another integer width) needs the view dropped and made again. Both in the
+        caller's transaction (publication is one), so a reader never misses the view;
+        the first try runs under a savepoint so its failure does not end that
+        transaction."""
+        import psycopg
+
+        try:
+            with self.con.transaction():
+                super().create_view(target, query)
+        except psycopg.errors.InvalidTableDefinition:
+            try:
+                with self.con.transaction():
+                    self.drop(target, "view")
+                    super().create_view(target, query)
+            except psycopg.errors.DependentObjectsStillExist as err:
+                raise fail("E121", f"the live view `{target.schema}.{target.name}` must "
+                           "change its columns, and a view that is not strata's reads it",
+                           None, "nothing was published; drop or re-create the dependent "
+                           f"view after the run", notes=[n for n in [err.diag.message_detail] if n]) from None
 
     # ------------------------------------------------------------ run primitives
     def engine_errors(self) -> tuple[type[BaseException], ...]:

@@ -244,6 +244,7 @@ class Warehouse:
         write, takes the writer lock). Without `create`, a database with no strata
         warehouse in it is E070, as a missing DuckDB file is."""
         adapter = open_adapter(location, write=not read_only, lock_timeout=timeout)
+        adapter.remember_catalogue()  # one command's: it lists the catalogue once
         label = location.redacted()
         wh = cls(label, None, read_only, adapter=adapter, label=label, location=location)
         try:
@@ -298,8 +299,9 @@ class Warehouse:
         # set up already: read (migrate a layout 1 file). Without meta's version the
         # setup was cut short (Spark has no transaction to undo it): done again, as
         # every step of it may be
-        if self.has_internal() and self.layout() is not None:
-            self._check_version()
+        found = self.layout()
+        if found is not None:
+            self._check_version(found)
             return
         try:
             with self.transaction():  # all of it or nothing, should we be killed here
@@ -327,8 +329,11 @@ class Warehouse:
         row = next(iter(self.adapter.rows(B.layout_version())), None)
         return int(row[0]) if row is not None else None
 
-    def _check_version(self) -> None:
-        found = self.layout()
+    def _check_version(self, found: int | None = None) -> None:
+        """E083 for a layout this strata does not read (a layout 1 file is migrated
+        when writable). `found`: the version its caller read already (meta is one
+        query, a round trip on a server)."""
+        found = found if found is not None else self.layout()
         if found == 1 and not self.read_only:
             self._migrate()
         elif found is not None and found != SCHEMA_VERSION:

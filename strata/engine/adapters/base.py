@@ -218,6 +218,12 @@ class Adapter(ABC):
         self.execute(exp.Drop(tables=[target.table()], kind=kind.upper(), exists=True))
 
     # ------------------------------------------------------------ catalogue
+    def remember_catalogue(self) -> None:
+        """From now on this adapter serves one command, which writes every change it
+        makes through it: an engine whose catalogue calls are costly round trips may
+        keep what it lists (relations, view texts) and keep it up to date with the
+        command's own DDL instead of listing again. Nothing to do by default."""
+
     @abstractmethod
     def relations(self, schema: str) -> dict[str, str]:
         """name -> 'table' | 'view' for every relation in `schema` ({} if it is absent)."""

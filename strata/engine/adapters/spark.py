@@ -161,6 +161,140 @@ class DirLock:
             self.fd = None
 
 
+def _is_connect(session: Any) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def _ran(frame: Any) -> bool:
+    """Did `session.sql` run the statement already? Always in a local session (Spark
+    runs commands eagerly); on Spark Connect when the server answered with the
+    command's result (a cached relation), not with a plan still to run."""
+    plan = getattr(frame, "_plan", None)
+    if plan is None:
+        return True
+    from pyspark.sql.connect.plan import CachedRelation
+
+    return isinstance(plan, CachedRelation)
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _view_text(info: str) -> str | None:
+    """The `View Text` of SHOW TABLE EXTENDED's `information` (`key: value` lines; a
+    view's text may span lines). Spark keeps the text twice, as `View Text` and
+    `View Original Text`; the split is taken where both agree, and only if exactly
+    one place does (else None: the caller asks DESCRIBE)."""
+    head, tail = "\nView Text: ", "\nView Original Text: "
+    start = info.find(head)
+    if start < 0:
+        return None
+    start += len(head)
+    found = []
+    at = info.find(tail, start)
+    while at >= 0:
+        text = info[start:at]
+        if info.startswith(text + "\n", at + len(tail)):
+            found.append(text)
+        at = info.find(tail, at + 1)
+    return found[0] if len(found) == 1 else None
+
+
+class CatalogueMemory:
+    """What one command learnt of the catalogue (relations and view texts by schema),
+    so it is listed once, not before every step that asks (a Spark Connect catalogue
+    call is a round trip; a run asked for the branch's views five times). Only while
+    `on` (Warehouse turns it on for a command: an adapter used for longer is asked
+    afresh). The command's own DDL keeps it true: a view it creates or drops, a table
+    it creates or drops, is written here too; any other DDL forgets the schema."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self._relations: dict[str, dict[str, str]] = {}
+        self._views: dict[str, dict[str, str]] = {}
+        self._schemas: set[str] = set()  # known to exist
+        self._lock = threading.Lock()  # build lanes share this adapter
+
+    def relations(self, schema: str) -> dict[str, str] | None:
+        with self._lock:
+            found = self._relations.get(schema)
+            return dict(found) if found is not None else None
+
+    def views(self, schema: str) -> dict[str, str] | None:
+        with self._lock:
+            found = self._views.get(schema)
+            return dict(found) if found is not None else None
+
+    def keep_relations(self, schema: str, found: dict[str, str], exists: bool) -> None:
+        if self.on:
+            with self._lock:
+                self._relations[schema] = dict(found)
+                if exists:
+                    self._schemas.add(schema)
+
+    def has_schema(self, schema: str) -> bool:
+        with self._lock:
+            return schema in self._schemas
+
+    def keep_views(self, schema: str, found: dict[str, str]) -> None:
+        if self.on:
+            with self._lock:
+                self._views[schema] = dict(found)
+
+    def added(self, target: Relation, kind: str, text: str | None = None) -> None:
+        with self._lock:
+            if target.schema in self._relations:
+                self._relations[target.schema][target.name] = kind
+            views = self._views.get(target.schema)
+            if views is not None:
+                if kind == "view" and text is not None:
+                    views[target.name] = text
+                else:
+                    views.pop(target.name, None)
+
+    def removed(self, target: Relation) -> None:
+        with self._lock:
+            self._relations.get(target.schema, {}).pop(target.name, None)
+            self._views.get(target.schema, {}).pop(target.name, None)
+
+    def forget(self, schema: str | None = None) -> None:
+        with self._lock:
+            for kept in (self._relations, self._views):
+                if schema is None:
+                    kept.clear()
+                else:
+                    kept.pop(schema, None)
+            if schema is None:
+                self._schemas.clear()
+            else:
+                self._schemas.discard(schema)
+
+    def changed(self, tree: exp.Expression) -> None:
+        """Keep up with one statement the command ran."""
+        if not (self._relations or self._views or self._schemas):
+            return
+        if isinstance(tree, exp.Create) and isinstance(tree.this, exp.Table) \
+                and tree.this.name and str(tree.args.get("kind")).upper() in ("TABLE", "VIEW"):
+            kind = str(tree.args.get("kind")).lower()
+            query = tree.expression
+            text = query.sql(dialect=spark_dialect.DIALECT.sqlglot) \
+                if kind == "view" and query is not None else None
+            self.added(Relation(tree.this.db, tree.this.name), kind, text)
+        elif isinstance(tree, exp.Drop) and str(tree.args.get("kind")).upper() in (
+                "TABLE", "VIEW"):
+            for table in tree.args.get("tables") or []:
+                if isinstance(table, exp.Table):
+                    self.removed(Relation(table.db, table.name))
+        elif isinstance(tree, exp.Create) and str(tree.args.get("kind")).upper() == "SCHEMA":
+            # an existing schema stays as it was; a new one was listed empty
+            with self._lock:
+                self._schemas.add(tree.this.db if isinstance(tree.this, exp.Table)
+                                  else tree.this.name)
+        elif isinstance(tree, (exp.Create, exp.Drop, exp.Alter, exp.Command)):
+            self.forget()
+
+
 class SparkAdapter(Adapter):
     dialect = spark_dialect.DIALECT
     extra = "spark"
@@ -178,6 +312,7 @@ class SparkAdapter(Adapter):
         self.dir_lock: DirLock | None = None
         self.owns_session = False
         self._beat: threading.Event | None = None
+        self.catalogue = CatalogueMemory()
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -332,11 +467,32 @@ class SparkAdapter(Adapter):
     commit = rollback = begin
 
     # ------------------------------------------------------------ statements
+    # Through Spark Connect each `session.sql(text)` is a round trip of its own (the
+    # server runs a command there, or analyses a query and hands its plan back), and
+    # each `.collect()` another (~0.05-0.2 s each): a statement costs one where it can.
     def execute(self, tree: exp.Expression, params: list | None = None) -> None:
-        self.session.sql(self.render(tree)).collect()
+        """A command runs eagerly inside `session.sql` (on Spark Connect and in a local
+        session alike): collecting its result would be a second round trip returning
+        nothing. A frame that is still lazy (no command after all) is collected."""
+        frame = self.session.sql(self.render(tree))
+        if not _ran(frame):
+            frame.collect()
+        self.catalogue.changed(tree)
 
     def rows(self, tree: exp.Expression, params: list | None = None) -> list[tuple]:
-        return [tuple(r) for r in self.session.sql(self.render(tree)).collect()]
+        return [tuple(r) for r in self._query(self.render(tree)).collect()]
+
+    def _query(self, text: str) -> Any:
+        """A frame for a statement read for its rows (a query, DESCRIBE, SHOW) without a
+        round trip: on Spark Connect a frame over the SQL relation itself (the server
+        parses and runs it when the frame is collected), not `session.sql`, which asks
+        the server first and runs it again on `.collect()` in a second trip."""
+        if not _is_connect(self.session):
+            return self.session.sql(text)  # local: `sql` analyses in this process
+        from pyspark.sql.connect.dataframe import DataFrame
+        from pyspark.sql.connect.plan import SQL
+
+        return DataFrame(SQL(text), self.session)
 
     def rows_text(self, text: str) -> list[tuple]:
         return [tuple(r) for r in self.session.sql(text).collect()]
@@ -392,49 +548,98 @@ class SparkAdapter(Adapter):
         # the parts are physical names ([a-z0-9_]): no quoting (saveAsTable's name
         # parser refuses some quoted names the SQL parser reads)
         frame.write.format("parquet").saveAsTable(f"{target.schema}.{target.name}")
+        self.catalogue.added(target, "table")
 
     # ------------------------------------------------------------ catalogue
+    def remember_catalogue(self) -> None:
+        self.catalogue.on = True
+
     def relations(self, schema: str) -> dict[str, str]:
-        """Spark SQL has no information_schema: the catalogue API says the same."""
-        catalog = self.session.catalog
-        if not catalog.databaseExists(schema):
-            return {}
-        return {t.name: "view" if t.tableType.upper() == "VIEW" else "table"
-                for t in catalog.listTables(schema) if not t.isTemporary}
+        """Spark SQL has no information_schema: the catalogue API says the same. A
+        missing schema is {} (listTables says SCHEMA_NOT_FOUND: no databaseExists
+        round trip before it)."""
+        known = self.catalogue.relations(schema)
+        if known is not None:
+            return known
+        from pyspark.errors import AnalysisException
+
+        try:
+            listed = self.session.catalog.listTables(schema)
+        except AnalysisException as err:
+            if "SCHEMA_NOT_FOUND" not in str(err):
+                raise
+            listed = None
+        found = {t.name: "view" if t.tableType.upper() == "VIEW" else "table"
+                 for t in listed or [] if not t.isTemporary}
+        self.catalogue.keep_relations(schema, found, exists=listed is not None)
+        return dict(found)
+
+    def create_schema(self, schema: str) -> None:
+        """CREATE SCHEMA IF NOT EXISTS, skipped where this command listed the schema
+        (or made it) already: a round trip that changes nothing."""
+        if not self.catalogue.has_schema(schema):
+            super().create_schema(schema)
 
     def columns(self, target: Relation) -> list[tuple[str, str]]:
         # through SQL, not session.table(name): its name parser refuses a quoted
         # name holding a backtick, which the SQL parser reads
-        return list(self.session.sql(self.render(select_all(target).limit(0))).dtypes)
+        return list(self._query(self.render(select_all(target).limit(0))).dtypes)
 
     def query_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """The analyzed plan's schema: Spark resolves it without running a job."""
-        return list(self.session.sql(self.render(query)).dtypes)
+        return list(self._query(self.render(query)).dtypes)
 
     # ------------------------------------------------------------ bookkeeping (gc, branches)
     def schema_exists(self, schema: str) -> bool:
         return bool(self.session.catalog.databaseExists(schema))
 
     def view_texts(self, schema: str | None = None) -> list[tuple[str, str, str]]:
-        """Each view's text as the metastore keeps it (DESCRIBE TABLE EXTENDED's `View
-        Text`: what CREATE VIEW said). Without a schema: every database but the
-        internal one."""
+        """Each view's text as the metastore keeps it (`View Text`: what CREATE VIEW
+        said). Without a schema: every database but the internal one."""
         catalog = self.session.catalog
         schemas = ([schema] if schema is not None else
                    sorted(d.name for d in catalog.listDatabases() if d.name != self.schema))
-        out = []
-        for name in schemas:
-            if not catalog.databaseExists(name):
+        return [(name, view, text) for name in schemas
+                for view, text in sorted(self._schema_views(name).items())]
+
+    def _schema_views(self, schema: str) -> dict[str, str]:
+        """view -> its text in one schema, from one SHOW TABLE EXTENDED (every table's
+        type and view text in one round trip; DESCRIBE asked once a view). Kept for
+        the command when the warehouse remembers its catalogue."""
+        known = self.catalogue.views(schema)
+        if known is not None:
+            return known
+        from pyspark.errors import AnalysisException
+
+        show = f"SHOW TABLE EXTENDED IN {_quoted(schema)} LIKE '*'"
+        try:
+            listed = self._query(show).collect()
+        except AnalysisException as err:
+            if "SCHEMA_NOT_FOUND" not in str(err):
+                raise
+            listed = None
+        kinds, texts = {}, {}
+        for row in listed or []:
+            if row.isTemporary:
                 continue
-            for table in catalog.listTables(name):
-                if table.isTemporary or table.tableType.upper() != "VIEW":
-                    continue
-                described = self.rows(exp.Describe(this=Relation(name, table.name).table(),
-                                                   style="EXTENDED"))
-                text = next((r[1] for r in described if r[0] == "View Text"), None)
-                if text is not None:
-                    out.append((name, table.name, str(text)))
-        return out
+            info = str(row.information)
+            is_view = "\nType: VIEW\n" in info
+            kinds[row.tableName] = "view" if is_view else "table"
+            if is_view:
+                text = _view_text(info)
+                texts[row.tableName] = text if text is not None else self._described(
+                    Relation(schema, row.tableName))
+        texts = {n: t for n, t in texts.items() if t is not None}
+        self.catalogue.keep_relations(schema, kinds, exists=listed is not None)
+        self.catalogue.keep_views(schema, texts)
+        return dict(texts)
+
+    def _described(self, view: Relation) -> str | None:
+        """A view's text from DESCRIBE TABLE EXTENDED (where SHOW TABLE EXTENDED's
+        listing cannot be split unambiguously)."""
+        described = self.rows(exp.Describe(this=view.table(), style="EXTENDED"))
+        text = next((r[1] for r in described if r[0] == "View Text"), None)
+        return None if text is None else str(text)
 
     def json_document(self, text: exp.Expression) -> exp.Expression:
         """GET_JSON_OBJECT reads JSON text itself (SQLGlot spells a cast to JSON as

@@ -1,0 +1,58 @@
+"""The Spark adapter's per-command catalogue memory and its one-query view listing
+(SHOW TABLE EXTENDED's `information`, split into view texts): what lets a run on
+Spark Connect list a branch's views once instead of before every step. Pure Python:
+no Spark session is started."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from strata.engine.adapters.base import Relation, select_all
+from strata.engine.adapters.spark import CatalogueMemory, _view_text
+
+
+def info(text: str, original: str | None = None) -> str:
+    """SHOW TABLE EXTENDED's `information` for a view, as Spark 4 writes it."""
+    original = text if original is None else original
+    return ("Catalog: spark_catalog\nDatabase: main\nTable: v_m\nType: VIEW\n"
+            f"View Text: {text}\nView Original Text: {original}\n"
+            "View Schema Mode: COMPENSATION\nSchema: root\n |-- id: long\n\n")
+
+
+def test_view_text_is_split_where_both_copies_agree():
+    assert _view_text(info("SELECT * FROM `strata_internal`.`snap_1_m`")) == \
+        "SELECT * FROM `strata_internal`.`snap_1_m`"
+    # a view a user wrote over several lines, naming the marker itself
+    tricky = "SELECT 1 AS a\nView Original Text: x\nFROM t"
+    assert _view_text(info(tricky)) == tricky
+
+
+def test_view_text_unclear_or_absent_is_none_for_describe_to_answer():
+    assert _view_text(info("SELECT 1", original="SELECT  1")) is None
+    assert _view_text("Catalog: spark_catalog\nType: MANAGED\n") is None
+
+
+def statement(kind: str, target: Relation, query=None) -> exp.Expression:
+    if kind == "drop view":
+        return exp.Drop(tables=[target.table()], kind="VIEW", exists=True)
+    return exp.Create(this=target.table(), kind=kind.upper(), replace=kind == "view",
+                      expression=query)
+
+
+def test_memory_keeps_up_with_the_commands_own_ddl():
+    memory = CatalogueMemory()
+    memory.keep_relations("main", {"v_a": "view"}, exists=True)
+    assert memory.relations("main") is None  # off: an adapter outside one command
+    memory.on = True
+    memory.keep_relations("main", {"v_a": "view"}, exists=True)
+    memory.keep_views("main", {"v_a": "SELECT * FROM `strata_internal`.`snap_1_a`"})
+    view = Relation("main", "v_b")
+    memory.changed(statement("view", view, select_all(Relation("strata_internal", "s_2"))))
+    assert memory.relations("main") == {"v_a": "view", "v_b": "view"}
+    assert "s_2" in memory.views("main")["v_b"]
+    memory.changed(statement("drop view", Relation("main", "v_a")))
+    assert memory.relations("main") == {"v_b": "view"} and set(memory.views("main")) == {"v_b"}
+    assert memory.has_schema("main")
+    # DDL it cannot follow (ALTER ... RENAME) forgets everything: listed afresh
+    memory.changed(exp.Alter(this=Relation("main", "v_b").table(), kind="VIEW", actions=[]))
+    assert memory.relations("main") is None and not memory.has_schema("main")

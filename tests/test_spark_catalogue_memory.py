@@ -56,3 +56,26 @@ def test_memory_keeps_up_with_the_commands_own_ddl():
     # DDL it cannot follow (ALTER ... RENAME) forgets everything: listed afresh
     memory.changed(exp.Alter(this=Relation("main", "v_b").table(), kind="VIEW", actions=[]))
     assert memory.relations("main") is None and not memory.has_schema("main")
+
+
+def test_a_run_takes_its_base_from_what_recover_read_once():
+    """recover reads each branch's newest published entry; the run that follows takes
+    it as its staleness base (one history read fewer on Spark), unless it is a
+    rollback (not a base), and only once."""
+    from types import SimpleNamespace
+
+    from strata.engine.history import HistoryEntry
+    from strata.engine.publication import forget_recovered, recovered_base
+
+    run = HistoryEntry(id="r1", kind="run", branch="main", started_at="t",
+                       snapshots={"m": "snap_r1_m"})
+    back = HistoryEntry(id="b1", kind="rollback", branch="dev", started_at="t",
+                        snapshots={"m": "snap_r1_m"})
+    wh = SimpleNamespace(recovered={"main": run, "dev": back, "empty": None})
+    assert recovered_base(wh, "main") == (True, run)
+    assert recovered_base(wh, "main") == (False, None)  # taken once
+    assert recovered_base(wh, "dev") == (False, None)  # a rollback: read the history
+    assert recovered_base(wh, "empty") == (True, None)  # no entry yet: no base
+    wh.recovered["main"] = run
+    forget_recovered(wh)  # a publication moved the history on
+    assert recovered_base(wh, "main") == (False, None)

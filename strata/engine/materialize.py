@@ -33,7 +33,7 @@ from strata.engine.fingerprints import (
 )
 from strata.engine.lanes import Built, LaneAborted, Lanes
 from strata.engine.pins import CheckLog, PinError, Violation, check_joins, check_pins
-from strata.engine.publication import adapter_of, publish
+from strata.engine.publication import adapter_of, publish, recovered_base
 from strata.engine.sources import (
     SourceBinding,
     Split,
@@ -268,7 +268,9 @@ class Run:
         fingerprint_seconds = time.perf_counter() - t0
         crash_point("after_fingerprints")
 
-        base = H.last_with_snapshots(wh, opts.branch)
+        known, base = recovered_base(wh, opts.branch)
+        if not known:
+            base = H.last_with_snapshots(wh, opts.branch)
         self.base = base
         self.canonical: dict[str, str] = {}
         self.code_key = module_key(module)

@@ -50,6 +50,7 @@ def adapter_of(wh) -> Adapter:
 def publish(wh, entry: H.HistoryEntry, records: list[H.SnapshotRecord],
             snapshots: dict[str, str], live: dict[str, str], removed: dict[str, str]) -> None:
     """Publish a run: atomically where the engine can, else by its commit point."""
+    forget_recovered(wh)  # the history moves on: a base read before is stale
     if adapter_of(wh).transactional:
         atomic(wh, entry, records, snapshots, live, removed)
     else:
@@ -91,8 +92,11 @@ def recover(wh) -> dict[str, list[str]]:
     if adapter_of(wh).transactional or getattr(wh, "read_only", False):
         return {}
     moved: dict[str, list[str]] = {}
+    kept = getattr(wh, "recovered", None)
     for branch in [b["name"] for b in list_branches(wh)]:
         entry = H.last_published(wh, branch)  # a rollback sets views too
+        if kept is not None:
+            kept[branch] = entry
         if entry is None:
             continue
         live = live_snapshots(wh, branch)
@@ -105,3 +109,30 @@ def recover(wh) -> dict[str, list[str]]:
         if behind or gone:
             moved[branch] = sorted([*behind, *gone])
     return moved
+
+
+# The kinds a run's staleness base is taken from (history.last_with_snapshots): the
+# published kinds but a rollback.
+_BASE_KINDS = ("run", "backfill", "branch")
+
+
+def recovered_base(wh, branch: str) -> tuple[bool, H.HistoryEntry | None]:
+    """(known, base): the run's staleness base as `recover` found it on opening,
+    without reading the history again (on Spark Connect a read is a job on the server).
+    The newest published entry is the newest with snapshots of a run, backfill, rollback
+    or branch; unless it is a rollback, it is also the newest of a run, backfill or
+    branch, which is the base. Taken once: a second run in the same command, or one
+    that starts over, reads the history afresh. (False, None) when unknown."""
+    kept = getattr(wh, "recovered", None)
+    if not kept or branch not in kept:
+        return False, None
+    entry = kept.pop(branch)
+    if entry is not None and entry.kind not in _BASE_KINDS:
+        return False, None
+    return True, entry
+
+
+def forget_recovered(wh) -> None:
+    kept = getattr(wh, "recovered", None)
+    if kept:
+        kept.clear()

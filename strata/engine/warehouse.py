@@ -24,7 +24,7 @@ import signal
 import stat
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -139,6 +139,10 @@ class Warehouse:
     adapter: Adapter | None = None
     label: str = ""
     location: Location | None = None
+    # branch -> its newest published entry as `recover` read it on opening (None: no
+    # entry), for the run that follows to take as its base instead of reading the
+    # history again (publication.recovered_base); taken once
+    recovered: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.adapter is None:  # a DuckDB connection: its adapter wraps it

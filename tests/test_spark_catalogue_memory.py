@@ -79,3 +79,17 @@ def test_a_run_takes_its_base_from_what_recover_read_once():
     wh.recovered["main"] = run
     forget_recovered(wh)  # a publication moved the history on
     assert recovered_base(wh, "main") == (False, None)
+
+
+def test_memory_follows_a_bookkeeping_table_created_with_its_columns():
+    """CREATE TABLE t (columns) (bookkeeping.setup) is followed, not a reason to
+    list the internal schema again."""
+    from strata.engine import bookkeeping as B
+    from strata.engine.adapters.spark import SparkAdapter
+
+    memory = CatalogueMemory()
+    memory.on = True
+    memory.keep_relations("strata_internal", {"writer_lock": "table"}, exists=True)
+    memory.changed(B.create_table(B.HISTORY, SparkAdapter.__new__(SparkAdapter)))
+    assert memory.relations("strata_internal") == {"writer_lock": "table",
+                                                   "history": "table"}

@@ -274,13 +274,16 @@ class CatalogueMemory:
         """Keep up with one statement the command ran."""
         if not (self._relations or self._views or self._schemas):
             return
-        if isinstance(tree, exp.Create) and isinstance(tree.this, exp.Table) \
-                and tree.this.name and str(tree.args.get("kind")).upper() in ("TABLE", "VIEW"):
+        # CREATE TABLE t (columns) holds its table inside a schema node
+        made = tree.this.this if isinstance(tree, exp.Create) and isinstance(
+            tree.this, exp.Schema) else tree.this
+        if isinstance(tree, exp.Create) and isinstance(made, exp.Table) \
+                and made.name and str(tree.args.get("kind")).upper() in ("TABLE", "VIEW"):
             kind = str(tree.args.get("kind")).lower()
             query = tree.expression
             text = query.sql(dialect=spark_dialect.DIALECT.sqlglot) \
                 if kind == "view" and query is not None else None
-            self.added(Relation(tree.this.db, tree.this.name), kind, text)
+            self.added(Relation(made.db, made.name), kind, text)
         elif isinstance(tree, exp.Drop) and str(tree.args.get("kind")).upper() in (
                 "TABLE", "VIEW"):
             for table in tree.args.get("tables") or []:

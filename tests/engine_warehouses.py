@@ -52,7 +52,7 @@ class EngineWarehouse:
 
     def relation(self, schema: str, name: str) -> str:
         table = exp.Table(this=exp.to_identifier(self.encode(name), quoted=True),
-                          db=exp.to_identifier(self.encode(schema), quoted=True))
+                          db=exp.to_identifier(self._schema(schema), quoted=True))
         return table.sql(dialect=self.dialect)
 
     def view(self, model: str, branch: str = "main") -> list[tuple]:
@@ -60,28 +60,32 @@ class EngineWarehouse:
         return sorted(self.execute(f"SELECT * FROM {self.relation(branch, 'v_' + model)}"))
 
     def internal_tables(self) -> set[str]:
-        """Every table in strata_internal, by Strata's names (snap_..., layer_...)."""
-        return {self._decode(n) for n in self._tables(self.encode(INTERNAL))}
+        """Every table in strata_internal, as the engine names it (run reports name
+        snapshots so too)."""
+        return set(self._tables(INTERNAL))
 
     def registered(self) -> set[str]:
-        """Every table the snapshot registry references and gc has not collected."""
+        """Every table the snapshot registry references and gc has not collected, as
+        the engine names it (so does the registry)."""
         snapshots, collections = (self.relation(INTERNAL, t) for t in ("snapshots",
                                                                        "collections"))
         out: set[str] = set()
+        self._refresh(snapshots, collections)
         for name, parts in self.execute(f"SELECT name, parts FROM {snapshots} WHERE name NOT "
                                         f"IN (SELECT name FROM {collections})"):
-            out.add(name)
             parts = json.loads(parts)
-            out.update(filter(None, [parts.get("base"), *parts.get("layers", [])]))
+            out.update(filter(None, [name, parts.get("base"), *parts.get("layers", [])]))
         return out
 
     def leftovers(self) -> set[str]:
         """snap_/layer_ tables nothing references: what a crashed writer left."""
         return {n for n in self.internal_tables() - self.registered()
-                if n.startswith(("snap_", "layer_"))}
+                if n.startswith(tuple(self.encode(p) for p in ("snap_", "layer_")))}
 
     def history_count(self) -> int:
-        return self.execute(f"SELECT count(*) FROM {self.relation(INTERNAL, 'history')}")[0][0]
+        history = self.relation(INTERNAL, "history")
+        self._refresh(history)
+        return self.execute(f"SELECT count(*) FROM {history}")[0][0]
 
     def create_table(self, name: str, select_duckdb_sql: str) -> None:
         """A table in the engine's default schema (what `--override s=name` reads)."""
@@ -90,6 +94,17 @@ class EngineWarehouse:
         self.sql(f"CREATE TABLE {name} AS {select_duckdb_sql}")
 
     # ------------------------------------------------------------ per engine
+    def _refresh(self, *relations: str) -> None:
+        """Spark: this session caches a table's file listing; the CLI's processes
+        appended files since (REFRESH TABLE reads the listing again)."""
+        if self.engine == "spark":
+            for relation in relations:
+                self.execute(f"REFRESH TABLE {relation}")
+
+    def _schema(self, schema: str) -> str:
+        """Branch schemas are encoded like table names; the internal one is kept."""
+        return schema if schema == INTERNAL else self.encode(schema)
+
     def _tables(self, schema: str) -> list[str]:
         if self.engine == "spark":
             return [r[1] for r in self.execute(f"SHOW TABLES IN `{schema}`") if not r[2]]
@@ -97,12 +112,6 @@ class EngineWarehouse:
             "information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema"
         name = "table_name"
         return [r[0] for r in self.execute(f"SELECT {name} FROM {where} = '{schema}'")]
-
-    def _decode(self, physical: str) -> str:
-        if self.encode is encode_name:
-            from strata.engine.adapters.spark import SparkAdapter
-            return SparkAdapter.logical_name(None, physical)  # a pure function of the name
-        return physical
 
 
 def _duckdb(folder: Path) -> EngineWarehouse:

@@ -64,16 +64,14 @@ def js(proc) -> dict | list:
     return json.loads(proc.stdout)
 
 
-def test_every_command_on_spark_connect_from_the_cli(spark_connect_url, tmp_path):
+def test_the_commands_the_engine_suites_do_not_cover_on_spark_connect(spark_connect_url,
+                                                                     tmp_path):
+    """tests/test_engine_suites.py runs run, only-stale, plan, override, stage-only,
+    merges, backfill, rollback, verify, branch create, gc and crashes on Spark too;
+    here the rest: branch list, replay --execute, gc's storage line and refused
+    --compact-file, and history after a gc."""
     tmp, url = project(tmp_path), spark_connect_url
     first = js(cli(tmp, url, "run", "m.strata", "--json"))
-    assert first["status"] == "published" and sorted(first["rebuilt"]) == ["big_orders",
-                                                                          "totals"]
-    assert js(cli(tmp, url, "run", "m.strata", "--only-stale", "--json"))["status"] == \
-        "up_to_date"
-    planned = js(cli(tmp, url, "plan", "m.strata", "--json"))
-    assert planned["base_run"] == first["run_id"]
-
     write_orders(tmp, 8)
     second = js(cli(tmp, url, "run", "m.strata", "--only-stale", "--json",
                     now="2026-01-02 00:00:00"))
@@ -82,25 +80,16 @@ def test_every_command_on_spark_connect_from_the_cli(spark_connect_url, tmp_path
     assert set(created["views"]) == {"big_orders", "totals"}
     assert [b["name"] for b in js(cli(tmp, url, "branch", "list", "--json"))] == [
         "main", "Dev_1"]
-    cli(tmp, url, "rollback", first["run_id"], "--branch", "Dev_1")
-    gc_view = js(cli(tmp, url, "gc", "--older-than", "999d", "--dry-run", "--json"))
-    live = {why for why in gc_view["kept"].values()}
-    assert {"live on Dev_1 (v_big_orders)", "live on main (v_big_orders)"} <= live
-
-    verified = js(cli(tmp, url, "verify", second["run_id"], "--json"))
-    assert verified["ok"] and len(verified["snapshots"]) == 2
     replayed = js(cli(tmp, url, "replay", second["run_id"], "--execute", "--json"))
     assert replayed["replay"]["ok"]
 
     refused = cli(tmp, url, "gc", "--older-than", "0d", "--compact-file", ok=False)
     assert "error[E084]" in refused.stderr
-    cli(tmp, url, "rollback", second["run_id"], "--branch", "Dev_1")
     done = cli(tmp, url, "gc", "--older-than", "0d", "--keep-last", "1",
                now="2026-01-03 00:00:00")
     assert "collected 2 snapshot(s)" in done.stdout and "not measured" in done.stdout
     listed = js(cli(tmp, url, "history", "--json"))
-    assert [e["kind"] for e in listed] == ["gc", "rollback", "rollback", "branch", "run",
-                                           "run"]
+    assert [e["kind"] for e in listed] == ["gc", "branch", "run", "run"]
     assert listed[-1]["collected_by"] == listed[0]["id"]
 
 

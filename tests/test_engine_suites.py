@@ -3,8 +3,10 @@ backfill, rollback/verify, branches, gc and crash recovery, each test once on Du
 once on PostgreSQL and once on Spark (tests/engine_warehouses.py), through the real
 `strata` CLI in its own process. Every assertion reads the engine's own tables.
 
-The project: two independent subgraphs over Parquet files (Spark reads them in place,
-DuckDB too, PostgreSQL loads each once into a table named by its fingerprint):
+The project: two independent subgraphs over files, a Parquet one and a CSV one.
+DuckDB reads both in place; Spark reads the Parquet file in place and the CSV file
+locally (its reader would guess the types), loading it once into a table named by
+its fingerprint; PostgreSQL loads both so.
 
     orders   -> paid (upsert on id, cdc updated_at, pin unique) -> totals
     products -> cheap -> cheap_count
@@ -29,7 +31,7 @@ source orders = file 'orders.parquet' {
   updated_at: timestamp
 }
 
-source products = file 'products.parquet' {
+source products = file 'products.csv' {
   id: int
   name: text
   price: int
@@ -89,9 +91,8 @@ def write_orders(folder: Path, rows: list[tuple]) -> None:
 
 
 def write_products(folder: Path, prices: list[int]) -> None:
-    values = ", ".join(f"({i}, 'p{i}', {p})" for i, p in enumerate(prices))
-    _copy(f"SELECT * FROM (VALUES {values}) AS t(id, name, price)",
-          folder / "products.parquet")
+    rows = "".join(f"{i},p{i},{p}\n" for i, p in enumerate(prices))
+    (folder / "products.csv").write_text("id,name,price\n" + rows)
 
 
 def _copy(select: str, target: Path) -> None:

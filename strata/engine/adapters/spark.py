@@ -16,7 +16,9 @@ What Spark does not give, and what stands in for it:
   lock table fails for every writer but one (TABLE_OR_VIEW_ALREADY_EXISTS); the
   holder appends a heartbeat row every LEASE/4 seconds and drops the table when it
   closes. A lock whose newest heartbeat is older than LEASE (by the server's clock)
-  was left by a crashed writer and is broken. Guarantee: exclusive while the holder
+  was left by a crashed writer and is broken; so is one whose holder ran on this
+  machine (same host name and PID namespace) and whose process is gone, at once
+  (a writer killed here does not block the next command for a lease). Guarantee: exclusive while the holder
   is alive and heartbeating; two writers breaking the same stale lock in the same
   instant may both proceed (the metastore has no compare-and-delete), which needs
   a writer to have been dead for LEASE seconds first.
@@ -29,6 +31,7 @@ import fcntl
 import logging
 import os
 import re
+import socket
 import threading
 import warnings
 from pathlib import Path
@@ -129,6 +132,39 @@ def _grpc_details(err: BaseException) -> BaseException | str:
     unknown host), not the repr of the call object that heads its message."""
     found = re.search(r'details = "([^"]*)"', str(err))
     return found.group(1) if found else err
+
+
+def _pid_namespace() -> str:
+    """This process's PID namespace (two containers may share a host name, not this)."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return "?"
+
+
+def lock_owner() -> str:
+    """The lock table's owner text: who holds it (as errors show it), and where its
+    process id means something."""
+    return f"{owner_text()} [{_pid_namespace()}]"
+
+
+_OWNER = re.compile(r"^pid (\d+) on (.+) \[(.+)\]$")
+
+
+def dead_here(owner: str | None) -> bool:
+    """The lock's holder ran on this machine, in this PID namespace, and its process
+    is gone: a writer killed moments ago need not block the next command for a whole
+    lease. (A recycled pid only makes the holder look alive: the lease still ends it.)"""
+    found = _OWNER.match(owner or "")
+    if not found or found[2] != socket.gethostname() or found[3] != _pid_namespace():
+        return False
+    try:
+        os.kill(int(found[1]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, owned by another user
+        return False
+    return False
 
 
 class DirLock:
@@ -414,7 +450,7 @@ class SparkAdapter(Adapter):
     def _try_lock_table(self) -> bool:
         from pyspark.errors import AnalysisException
 
-        claim = exp.select(exp.alias_(exp.Literal.string(owner_text()), "owner"),
+        claim = exp.select(exp.alias_(exp.Literal.string(lock_owner()), "owner"),
                            exp.alias_(exp.CurrentTimestamp(), "heartbeat"))
         try:
             self.create_table_as(self._lock_relation(), claim)
@@ -443,8 +479,8 @@ class SparkAdapter(Adapter):
         return owner, None if seconds is None else float(seconds)
 
     def _stale(self) -> bool:
-        _, age = self._lock_state()
-        return age is not None and age > self.lease
+        owner, age = self._lock_state()
+        return (age is not None and age > self.lease) or dead_here(owner)
 
     def lock_holder(self) -> str | None:
         if self.dir_lock is not None:
@@ -455,7 +491,7 @@ class SparkAdapter(Adapter):
         return f"{owner}, last heartbeat {age:.0f} s ago; abandoned after {self.lease:g} s"
 
     def _heartbeat(self, stop: threading.Event) -> None:
-        row = exp.select(exp.Literal.string(owner_text()), exp.CurrentTimestamp())
+        row = exp.select(exp.Literal.string(lock_owner()), exp.CurrentTimestamp())
         while not stop.wait(self.lease / 4):
             with contextlib.suppress(Exception):  # a missed beat only ages the lease
                 self.execute(exp.insert(row, self._lock_relation().table()))

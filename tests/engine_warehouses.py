@@ -1,7 +1,7 @@
 """The `engine_wh` fixture: one Strata warehouse on each real engine, with what a test
 needs to read it back in that engine's own catalog (issue 18 item 5).
 
-    from engine_warehouses import engine_wh  # noqa: F401 (the fixture)
+    from engine_warehouses import engine_warehouse  # noqa: F401 (the fixture)
 
     def test_x(engine_wh): ...      # runs three times: duckdb, postgres, spark
 
@@ -22,9 +22,10 @@ the xdist group that runs every Spark test on one worker.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import duckdb
 import pytest
@@ -150,8 +151,8 @@ def _spark(url: str, client: Any) -> EngineWarehouse:
     return EngineWarehouse("spark", url, "spark", execute, encode_name)
 
 
-@pytest.fixture(params=ENGINES)
-def engine_wh(request, tmp_path: Path) -> EngineWarehouse:
+@pytest.fixture(name="engine_wh", params=ENGINES)
+def engine_warehouse(request, tmp_path: Path) -> EngineWarehouse:
     if request.param == "duckdb":
         return _duckdb(tmp_path)
     if request.param == "postgres":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from engine_warehouses import EngineWarehouse, engine_wh  # noqa: F401 (the fixture)
+from engine_warehouses import EngineWarehouse, engine_warehouse  # noqa: F401 (the fixture)
 from enginehelpers import strata
 
 MODULE = """\

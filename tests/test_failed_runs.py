@@ -339,7 +339,7 @@ def test_recording_never_masks_the_file_the_lock_an_interrupt_or_a_compile_error
     assert proc.stderr.readline().strip() == "paused at after_model:base"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
     assert p.raw_history() == before
 
     (p.module / "m.strata").write_text(SOURCE + "model broken {\n  from nope\n}\n")

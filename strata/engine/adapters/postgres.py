@@ -20,6 +20,7 @@ from typing import Any
 from sqlglot import exp
 
 from dialects import postgres as pg_dialect
+from strata.diagnostics import fail
 from strata.engine.adapters.base import (
     INTERNAL,
     Adapter,
@@ -28,7 +29,6 @@ from strata.engine.adapters.base import (
     engine_failure,
     wait_for,
 )
-from strata.diagnostics import fail
 from strata.engine.adapters.duckdb import relation_kinds
 from strata.engine.locations import PostgresURL
 
@@ -193,7 +193,7 @@ class PostgresAdapter(Adapter):
                 raise fail("E121", f"the live view `{target.schema}.{target.name}` must "
                            "change its columns, and a view that is not strata's reads it",
                            None, "nothing was published; drop or re-create the dependent "
-                           f"view after the run", notes=[n for n in [err.diag.message_detail] if n]) from None
+                           "view after the run", notes=[n for n in [err.diag.message_detail] if n]) from None
 
     # ------------------------------------------------------------ run primitives
     def engine_errors(self) -> tuple[type[BaseException], ...]:

@@ -175,9 +175,6 @@ def test_a_first_run_publishes_every_view_and_the_same_data_reuses_every_snapsho
     again = shop.run(now=DAY.format(2))  # `run` rebuilds the selection: all found again
     assert again["rebuilt"] == [] and snapshots(again) == snapshots(first)
     assert shop.wh.history_count() == 2  # (the incremental model's merge base is in the id)
-    same = shop.run("--only-stale", now=DAY.format(3))
-    assert same["status"] == "up_to_date" and same["run_id"] == again["run_id"]
-    assert shop.wh.history_count() == 2
     assert shop.wh.leftovers() == set()
 
 
@@ -234,8 +231,6 @@ def test_an_upsert_merges_only_the_changed_rows_and_equals_a_full_refresh(shop):
     full = shop.run("--full-refresh", now=DAY.format(3))
     assert by_model(full)["paid"]["path"] == "full"
     assert shop.wh.view("paid") == merged_paid  # the merge built what a rebuild builds
-    for report in (merged, full):
-        assert shop.js("verify", report["run_id"])["ok"]
 
 
 # ------------------------------------------------------------------ backfill

@@ -35,6 +35,13 @@ from __future__ import annotations
 
 import os
 
+# A Spark Connect client in a test process runs gRPC's poller threads, and gRPC's
+# fork handlers (on by default in grpcio 1.85) restart them in a child forked for a
+# preexec_fn (the hostile-environment tests'); the child then closes every inherited
+# descriptor before exec and the restarted poller aborts it (SIGABRT, "epoll_wait
+# error: Bad file descriptor"). Set before anything imports grpc.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 import pytest
 from real_engines import (
     DuckDBEngine,

@@ -294,6 +294,13 @@ def test_backfill_failure_is_recorded_with_what_it_corrected(project):
     assert codes(refused) == ["E085"] and "is a failed run" in refused.stderr
 
 
+def _signal_state(pid: int) -> str:
+    """The child's blocked, ignored and caught signal masks (if Ctrl-C did not reach
+    it, these say why)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return " ".join(line for line in status.splitlines() if line.startswith("Sig"))
+
+
 def test_recording_never_masks_the_file_the_lock_an_interrupt_or_a_compile_error(
         project):
     p = project
@@ -334,12 +341,20 @@ def test_recording_never_masks_the_file_the_lock_an_interrupt_or_a_compile_error
     # 130 as before, no record
     env = {k: v for k, v in os.environ.items() if not k.startswith("STRATA_")}
     env.update(STRATA_PAUSE_AT="after_model:base", STRATA_PAUSE_SECONDS="30")
-    proc = subprocess.Popen([STRATA, "run", "mod", "-o", "w.duckdb", "--workers", "1"],
-                            cwd=p.root, env=env, stderr=subprocess.PIPE, text=True)
+    # (a test run started in the background, `.ci/run &`, ignores SIGINT, and a child
+    # inherits an ignored signal: the child is started with Python's own handler here)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([STRATA, "run", "mod", "-o", "w.duckdb", "--workers", "1"],
+                                cwd=p.root, env=env, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert proc.stderr.readline().strip() == "paused at after_model:base"
+    signals = _signal_state(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, (
+        signals, err)
     assert p.raw_history() == before
 
     (p.module / "m.strata").write_text(SOURCE + "model broken {\n  from nope\n}\n")

@@ -343,12 +343,12 @@ def test_recording_never_masks_the_file_the_lock_an_interrupt_or_a_compile_error
     env.update(STRATA_PAUSE_AT="after_model:base", STRATA_PAUSE_SECONDS="30")
     # (a test run started in the background, `.ci/run &`, ignores SIGINT, and a child
     # inherits an ignored signal: the child is started with Python's own handler here)
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         proc = subprocess.Popen([STRATA, "run", "mod", "-o", "w.duckdb", "--workers", "1"],
                                 cwd=p.root, env=env, stderr=subprocess.PIPE, text=True)
     finally:
-        signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGINT, handler)
     assert proc.stderr.readline().strip() == "paused at after_model:base"
     signals = _signal_state(proc.pid)
     proc.send_signal(signal.SIGINT)

@@ -14,6 +14,8 @@ suites (tests/real_engines.py).
     spark_connect_url  per test: `sc://127.0.0.1:<port>` of that server; after the test
                        every database but `default` is dropped, and default's tables
                        and views, so each test starts from an empty catalog
+    connect_mode_undone per test: a Connect client made in the test does not turn a
+                       later local Spark session of this process into one
 
 Each engine starts at most once per test process, on first use. Where one is missing
 from the machine its tests are skipped, except in CI (env CI set, and not to
@@ -156,3 +158,16 @@ def spark_connect_url(spark_connect: SparkConnectServer) -> str:
     the test."""
     yield spark_connect.url
     spark_connect.reset()
+
+
+@pytest.fixture
+def connect_mode_undone(monkeypatch):
+    """pyspark marks the process as Spark Connect's (SPARK_CONNECT_MODE_ENABLED) once a
+    remote session exists, which would turn the session fixture's local Spark (and
+    every later test's) into a Connect client: undone after the test."""
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        _unavailable(EngineUnavailable("Spark Connect's client needs grpcio"))
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "")
+    monkeypatch.delenv("SPARK_CONNECT_MODE_ENABLED")

@@ -449,6 +449,7 @@ class SparkConnectServer:
     port: int
     process: subprocess.Popen
     client: Any = None
+    owns_root: bool = True  # False: a warehouse folder the caller keeps
 
     @property
     def url(self) -> str:
@@ -485,7 +486,8 @@ class SparkConnectServer:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=60)
-        shutil.rmtree(self.root, ignore_errors=True)
+        if self.owns_root:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _connect_server_command(root: Path, port: int) -> tuple[list[str], dict[str, str]]:
@@ -516,7 +518,7 @@ def _connect_server_command(root: Path, port: int) -> tuple[list[str], dict[str,
     return cmd, env
 
 
-def _connect_client(url: str) -> Any:
+def connect_client(url: str) -> Any:
     """A Connect session to `url`. pyspark marks the whole process as Connect's
     (SPARK_CONNECT_MODE_ENABLED) once one exists, which would turn a local session
     started later in this process (spark_engine) into a Connect client: unmarked."""
@@ -532,9 +534,11 @@ def _connect_client(url: str) -> Any:
             os.environ["SPARK_CONNECT_MODE_ENABLED"] = before
 
 
-def start_spark_connect(seconds: float = 180) -> SparkConnectServer:
+def start_spark_connect(seconds: float = 180, root: Path | None = None) -> SparkConnectServer:
     """A Spark Connect server on a free localhost port, its catalog in a temporary
-    directory; returns once a client's first query is answered."""
+    directory, or in `root`: a `spark:DIR` warehouse's folder (its Derby metastore and
+    tables), kept when the server stops. Returns once a client's first query is
+    answered."""
     try:
         import grpc  # noqa: F401  (the Connect client's transport)
         import pyspark  # noqa: F401
@@ -542,13 +546,14 @@ def start_spark_connect(seconds: float = 180) -> SparkConnectServer:
         raise EngineUnavailable(f"Spark Connect: {err.name} is not installed") from err
     if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
         raise EngineUnavailable("Spark: no `java` on PATH and no JAVA_HOME")
-    root = Path(tempfile.mkdtemp(prefix="strata-sc-"))
+    owns_root = root is None
+    root = Path(tempfile.mkdtemp(prefix="strata-sc-")) if root is None else root
     port = free_port()
     cmd, env = _connect_server_command(root, port)
     with open(root / "server.out", "wb") as out:
         process = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
-    server = SparkConnectServer(root, port, process)
+    server = SparkConnectServer(root, port, process, owns_root=owns_root)
     try:
         deadline = time.monotonic() + seconds
         while not _listening(port):
@@ -558,7 +563,7 @@ def start_spark_connect(seconds: float = 180) -> SparkConnectServer:
                 raise EngineUnavailable(f"Spark Connect server not listening after "
                                         f"{seconds:.0f} s:\n{server.log_tail()}")
             time.sleep(0.3)
-        server.client = _connect_client(server.url)
+        server.client = connect_client(server.url)
         server.client.sql("SELECT 1").collect()
     except BaseException:
         server.close()

@@ -1,7 +1,7 @@
 """Issue 18, items 3-5 (phase 1): one adapter per engine behind one interface, each
 statement a SQLGlot tree rendered for its engine, on real engines: DuckDB files, the
-PostgreSQL server and the local Spark session of tests/conftest.py, a `spark:DIR`
-warehouse written by another process, and a Spark Connect server this module starts.
+PostgreSQL server and the local Spark session of tests/conftest.py. (A `spark:DIR`
+warehouse served later by a Spark Connect server: tests/test_engine_bookkeeping_spark.py.)
 
 Each engine: CREATE TABLE AS, views, drop, the catalogue (relations, column types),
 the row-hash aggregate (order-independent; one changed value changes it), the
@@ -12,17 +12,13 @@ has them, transactions (a rollback leaves nothing).
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from conftest import _unavailable
 from engine_adapters import engine_adapter, postgres_url  # noqa: F401  (the fixture)
-from real_engines import EngineUnavailable
 from sqlglot import exp
 
 from dialects import duckdb as duck
@@ -254,19 +250,6 @@ def test_postgres_unreachable_is_E070_without_the_password(tmp_path):
     assert "hunter2" not in diag.message + (diag.hint or "")
 
 
-@pytest.fixture
-def connect_mode_undone(monkeypatch):
-    """pyspark marks the process as Spark Connect's (SPARK_CONNECT_MODE_ENABLED) once a
-    remote session exists, which would turn the session fixture's local Spark (and
-    every later test's) into a Connect client: undone after the test."""
-    try:
-        import grpc  # noqa: F401
-    except ImportError:
-        _unavailable(EngineUnavailable("Spark Connect's client needs grpcio"))
-    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "")
-    monkeypatch.delenv("SPARK_CONNECT_MODE_ENABLED")
-
-
 def test_spark_connect_unreachable_is_E070_without_the_token(connect_mode_undone):
     """Said after a few seconds of retries, not the client's ten minutes."""
     with socket.socket() as s:  # a port nobody listens on
@@ -316,119 +299,6 @@ def test_spark_dir_lock_of_a_killed_writer_is_released(tmp_path):
     lock = DirLock(str(tmp_path))
     assert lock.try_take()
     lock.release()
-
-
-# ---------------------------------------------------------------- spark:DIR and sc://
-WRITE_SPARK_DIR = """
-import sys
-from sqlglot import exp
-from strata.engine.adapters import open_adapter
-from strata.engine.adapters.base import Relation, select_all
-from strata.engine.locations import parse_location
-a = open_adapter(parse_location(sys.argv[1]))
-a.create_schema("strata_internal")
-a.create_schema("main")
-snap = Relation("strata_internal", "snap_1_m")
-a.create_table_as(snap, exp.select("1 AS id", "'x' AS name"))
-a.create_view(Relation("main", "v_m"), select_all(snap))
-print(a.row_hash(snap.table(), ["id", "name"]))
-a.close()
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_connect_server(directory: Path, port: int) -> subprocess.Popen:
-    """Spark's own Spark Connect server (sbin/start-connect-server.sh, in the
-    foreground), with the Hive catalog of a `spark:DIR` warehouse."""
-    import pyspark
-
-    home = Path(pyspark.__file__).parent
-    script = home / "sbin" / "start-connect-server.sh"
-    if not script.exists() or not shutil.which("java"):
-        _unavailable(EngineUnavailable("no Spark Connect server script or no java"))
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(directory / "logs"),
-           "SPARK_PID_DIR": str(directory / "logs"), "SPARK_LOCAL_IP": "127.0.0.1"}
-    metastore = f"jdbc:derby:;databaseName={directory / 'metastore_db'};create=true"
-    return subprocess.Popen(
-        [str(script), "--wait", "--master", "local[2]",
-         "--conf", f"spark.connect.grpc.binding.port={port}",
-         "--conf", "spark.ui.enabled=false",
-         "--conf", "spark.sql.catalogImplementation=hive",
-         "--conf", f"spark.sql.warehouse.dir={directory / 'warehouse'}",
-         "--conf", f"spark.hadoop.javax.jdo.option.ConnectionURL={metastore}",
-         "--conf", "spark.sql.session.timeZone=UTC",
-         "--driver-java-options", f"-Duser.timezone=UTC -Dderby.system.home={directory}"],
-        cwd=directory, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
-
-
-def _wait_for_port(port: int, server: subprocess.Popen, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail("the Spark Connect server exited")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.3)
-    pytest.fail("the Spark Connect server did not listen")
-
-
-def test_spark_dir_outlives_its_process_and_spark_connect_serves_it(tmp_path,
-                                                                  connect_mode_undone):
-    """A `spark:DIR` warehouse written by one process (that exits) is read through
-    Spark Connect by a server started on the same folder: tables, views, their
-    column types and content hash survive; two Connect writers exclude each other."""
-    directory = tmp_path / "wh"
-    written = subprocess.run([sys.executable, "-c", WRITE_SPARK_DIR, f"spark:{directory}"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=180,
-                             check=False)
-    assert written.returncode == 0, written.stderr[-3000:]
-    recorded = written.stdout.strip().splitlines()[-1]
-
-    port = _free_port()
-    server = _start_connect_server(directory, port)
-    try:
-        _wait_for_port(port, server)
-        location = parse_location(f"sc://127.0.0.1:{port}")
-        first = open_adapter(location, lock_timeout=30)
-        try:
-            assert first.relations("main") == {"v_m": "view"}
-            assert first.relations("strata_internal") == {"snap_1_m": "table",
-                                                          "writer_lock": "table"}
-            snap = Relation("strata_internal", "snap_1_m")
-            assert first.columns(snap) == [("id", "int"), ("name", "string")]
-            assert first.rows(select_all(Relation("main", "v_m"))) == [(1, "x")]
-            assert str(first.row_hash(snap.table(), ["id", "name"])) == recorded
-            with pytest.raises(StrataError) as info:
-                open_adapter(location, lock_timeout=0)
-            diag = info.value.diagnostics[0]
-            assert diag.code == "E075" and f"pid {os.getpid()}" in diag.message
-        finally:
-            first.close()
-        second = open_adapter(location, lock_timeout=0)  # the first released it
-        # a writer that dies stops its heartbeat without dropping the lock table: a
-        # later writer breaks it once the newest heartbeat is older than the lease
-        second._beat.set()
-        second._beat = None
-        from pyspark.sql import SparkSession
-
-        later = SparkAdapter(SparkSession.builder.remote(location.remote()).create(),
-                             location.redacted(), lease=2)
-        try:
-            later.acquire_lock(timeout=30)
-            assert later.locked
-        finally:
-            later.close()
-        second.close()
-    finally:
-        os.killpg(server.pid, 15)
-        server.wait(timeout=60)
 
 
 # ---------------------------------------------------------------- pins on each engine

@@ -15,11 +15,18 @@ those steps are few). The sources are Parquet files, read in place by Spark."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import duckdb
+from conftest import _unavailable
 from enginehelpers import strata
+from real_engines import EngineUnavailable, connect_client, start_spark_connect
+
+from strata.engine.adapters import SparkAdapter, open_adapter
+from strata.engine.adapters.base import Relation, select_all
+from strata.engine.locations import parse_location
 
 MODULE = """source orders = file 'orders.parquet' {
   id: int
@@ -94,15 +101,21 @@ def test_the_commands_the_engine_suites_do_not_cover_on_spark_connect(spark_conn
     assert listed[-1]["collected_by"] == listed[0]["id"]
 
 
-def test_a_writer_killed_between_commit_point_and_views_is_rolled_forward_by_the_next(
-        tmp_path):
+def test_a_killed_spark_dir_writer_is_rolled_forward_and_the_folder_outlives_its_processes(
+        tmp_path, connect_mode_undone):
     """spark:DIR: the first run dies after its history entry and its first view (so
     `totals` has no view yet); the next writing command (branch create) first rolls
     main's views forward to the entry, so the branch copies both of the run's
-    snapshots. Two JVM processes: the same crash after a previous run is in
-    tests/test_engine_suites.py, on Spark Connect."""
+    snapshots. (The same crash after a previous run is in tests/test_engine_suites.py,
+    on Spark Connect.)
+
+    Then the folder, its processes gone, is served by a Spark Connect server started on
+    it: history, views and their data are there, `verify` recomputes in that server the
+    content hashes the spark:DIR process recorded, and a second writer is E075 naming
+    the first, until the first stops or its lease runs out."""
     tmp = project(tmp_path)
-    where = f"spark:{tmp / 'wh'}"
+    folder = tmp / "wh"
+    where = f"spark:{folder}"
     killed = cli(tmp, where, "run", "m.strata", "--workers", "1", ok=False,
                  env={"STRATA_CRASH_AT": "after_view:big_orders"})
     assert killed.returncode == -9
@@ -114,3 +127,46 @@ def test_a_writer_killed_between_commit_point_and_views_is_rolled_forward_by_the
     # snap_<run>_<model>, as Spark names it (snap__<run>__<model>): one run for both
     runs = {re.fullmatch(r"snap_+([0-9a-f]{12})_+\w+", name)[1] for name in views.values()}
     assert len(runs) == 1, views
+
+    try:
+        server = start_spark_connect(root=folder)
+    except EngineUnavailable as err:
+        _unavailable(err)
+    try:
+        served_by_connect(tmp, server.url, runs.pop())
+    finally:
+        server.close()
+
+
+def served_by_connect(tmp: Path, url: str, run_id: str) -> None:
+    listed = js(cli(tmp, url, "history", "--json"))
+    assert [(e["kind"], e["id"]) for e in listed][1:] == [("run", run_id)]
+    assert listed[0]["kind"] == "branch" and listed[0]["snapshots"] == listed[1]["snapshots"]
+    verified = js(cli(tmp, url, "verify", run_id, "--json"))  # hashes made again here
+    assert verified["ok"] and [(s["model"], s["rows"]) for s in verified["snapshots"]] == [
+        ("big_orders", 3), ("totals", 3)], verified
+    location = parse_location(url)
+    first = open_adapter(location, lock_timeout=30)
+    try:
+        for branch in ("main", "dev"):
+            listed = {first.logical_name(n): kind for n, kind in first.relations(branch).items()}
+            assert listed == {"v_big_orders": "view", "v_totals": "view"}  # a branch's views
+            totals = Relation(branch, first.physical_name("v_totals"))
+            assert sorted(first.rows(select_all(totals))) == [
+                (3, 3), (4, 4), (5, 5)]
+        refused = cli(tmp, url, "run", "m.strata", ok=False, env={"STRATA_LOCK_TIMEOUT": "0"})
+        assert "error[E075]" in refused.stderr and f"pid {os.getpid()}" in refused.stderr
+    finally:
+        first.close()
+    second = open_adapter(location, lock_timeout=0)  # the first released it
+    # a writer that dies stops its heartbeat without dropping the lock table: a later
+    # writer breaks it once the newest heartbeat is older than the lease
+    second._beat.set()
+    second._beat = None
+    later = SparkAdapter(connect_client(url), location.redacted(), lease=2)
+    try:
+        later.acquire_lock(timeout=30)
+        assert later.locked
+    finally:
+        later.close()
+        second.close()

@@ -121,7 +121,10 @@ def test_a_killed_spark_dir_writer_is_rolled_forward_and_the_folder_outlives_its
     assert killed.returncode == -9
     # (each spark:DIR process starts a JVM: the branch's own entry tells what it copied,
     # without a `history` process of its own)
-    made = js(cli(tmp, where, "branch", "create", "dev", "--json"))
+    branched = cli(tmp, where, "branch", "create", "dev", "--json")
+    # the JVM logs errors only (no log4j banner, no WARN lines in a user's terminal)
+    assert not re.search(r"\bWARN\b|log4j|log level", branched.stderr), branched.stderr
+    made = js(branched)
     views = made["views"]
     assert sorted(views) == ["big_orders", "totals"]  # totals' view made by the recovery
     # snap_<run>_<model>, as Spark names it (snap__<run>__<model>): one run for both

@@ -87,7 +87,9 @@ def local_session(directory: str, app: str = "strata") -> Any:
     for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED"):
         os.environ.pop(name, None)
     root = Path(directory)
-    java = f"-Duser.timezone=UTC -Dderby.system.home={root}"
+    logs = Path(__file__).with_name("spark_log4j2.properties")  # errors only
+    java = (f"-Duser.timezone=UTC -Dderby.system.home={root} "
+            f"-Dlog4j2.configurationFile={logs.as_uri()}")
     metastore = f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
     builder = (SparkSession.builder.master("local[2]").appName(app)
                .config("spark.sql.catalogImplementation", "hive")

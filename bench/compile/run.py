@@ -77,6 +77,10 @@ def time_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -88,6 +92,7 @@ def main() -> None:
                              "another checkout: \"env PYTHONPATH=/tmp/old .venv/bin/python -c "
                              "'from strata.cli.main import main; main()'\"")
     args = parser.parse_args()
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
     sizes = [int(s) for s in args.sizes.split(",")]
     caches = [c for c in args.caches.split(",") if c in CACHES]
     WORK.mkdir(parents=True, exist_ok=True)

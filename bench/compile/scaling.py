@@ -63,6 +63,10 @@ def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
@@ -76,6 +80,7 @@ def main() -> None:
                              "clean export of a commit: \"env PYTHONPATH=/tmp/sb "
                              ".venv/bin/python -c 'from strata.cli.main import main; main()'\"")
     args = parser.parse_args()
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     caches = [c for c in args.caches.split(",") if c in CACHES]
     WORK.mkdir(parents=True, exist_ok=True)

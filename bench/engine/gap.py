@@ -37,6 +37,9 @@ PEERS = REPO / "bench" / "peers"
 sys.path.insert(0, str(PEERS))
 import generate as gen
 
+sys.path.insert(0, str(REPO / "bench"))
+from strata_bytecode import compile_strata
+
 
 def size(text: str) -> tuple[int, int]:
     m, n = text.lower().split("x")
@@ -71,6 +74,9 @@ def main() -> None:
     models, rows = args.size
     py = str(args.venv.resolve() / "bin" / "python")
     strata = str(args.venv.resolve() / "bin" / "strata")
+    compile_strata(py)  # as an installed package has it (strata_bytecode.py)
+    if args.baseline:
+        compile_strata(py, args.baseline.resolve())
     dver = subprocess.run([py, "-c", "import duckdb; print(duckdb.__version__)"],
                           capture_output=True, text=True, check=True).stdout.strip()
     # data files per DuckDB version (a DuckDB 2 file does not open in 1.x), made by it

@@ -231,6 +231,10 @@ def _exec(path: Path, sql: str) -> None:
     con.close()
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -241,6 +245,7 @@ def main() -> None:
     ap.add_argument("--cases", help="dag,trivial (default both)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
     WORK.mkdir(exist_ok=True)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     out = {}

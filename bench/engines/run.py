@@ -1098,6 +1098,10 @@ def run_engine(args: argparse.Namespace, key: str) -> bool:
     return finished
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -1106,6 +1110,7 @@ def main() -> None:
         Path(sys.argv[3]).write_text(render(data))
         return
     args = parse_args(sys.argv[1:])
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
     args.work.mkdir(parents=True, exist_ok=True)
     for key in args.engines:
         if not run_engine(args, key):

@@ -577,6 +577,10 @@ def markdown(rows: int, res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=lambda s: int(float(s)), default=10_000_000)
@@ -584,6 +588,7 @@ def main() -> None:
     ap.add_argument("--only", default="write,profile,floor,read,detect")
     ap.add_argument("--fresh", action="store_true", help="rebuild the prepared warehouses")
     args = ap.parse_args()
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
     WORK.mkdir(parents=True, exist_ok=True)
     if args.fresh:
         for p in WORK.glob("*_changed.duckdb"):

@@ -51,10 +51,15 @@ def change(db: Path, sql: str) -> None:
     subprocess.run([str(VENV / "python"), "-c", script, str(db), sql], check=True)
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
     if not (VENV / "strata").exists():
         raise SystemExit("no .venv/bin/strata: run the README's install command first")
     runs = WORK / "duckdb2"

@@ -1128,6 +1128,10 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     # A harness started in the background ignores SIGINT; let INT and TERM stop
     # it cleanly (the running tool is killed, the report is still written).
@@ -1138,6 +1142,7 @@ def main() -> None:
         rerender(src, Path(sys.argv[3]) if len(sys.argv) > 3 else HERE / "RESULTS.md")
         return
     args = parse_args(sys.argv[1:])
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     bench = Bench(args)

@@ -122,12 +122,17 @@ def only(plan: Plan, *pins: str) -> Plan:
     return replace(plan, pins=[p for p in plan.pins if p.describe() in pins])
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from strata_bytecode import compile_strata
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
+    compile_strata(sys.executable)  # as an installed package has it (strata_bytecode.py)
 
     data = WORK / f"pins_{args.rows}.duckdb"
     make_data(data, args.rows)

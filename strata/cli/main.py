@@ -105,7 +105,9 @@ def _warehouse_failure(err: Exception) -> StrataError | None:
 # and `compile` never load the engine (nor DuckDB). A command not listed here is
 # still found: an unknown name imports every module of strata/cli.
 _COMMAND_MODULES = {"check": "compile_cmds", "compile": "compile_cmds", "build": "compile_cmds",
-                    "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd",
+                    "run": "run_cmds", "plan": "run_cmds", "history": "run_cmds",
+                    "replay": "run_cmds", "verify": "run_cmds", "rollback": "run_cmds",
+                    "branch": "run_cmds", "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd",
                     "lsp": "lsp_cmd",
                     "init": "init_cmd", "snapshot": "snapshot_cmd", "lineage": "lineage_cmd",
                     "graph": "graph_cmd"}

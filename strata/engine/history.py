@@ -260,12 +260,13 @@ _CHUNK = 500  # rows per multi-row INSERT
 
 
 def insert_rows(wh: Warehouse, table: B.Table, rows: list[dict]) -> None:
-    """Rows into a bookkeeping table: the adapter's fast path where it has one
+    """Rows into a bookkeeping table: the adapter's bulk path where it has one
     (DuckDB: one JSON parameter), else INSERT ... VALUES in chunks."""
-    fast = getattr(wh.adapter, "insert_rows", None)
-    if fast is not None:
-        fast(table.relation, [(c.name, c.type) for c in table.columns],
-             [tuple(row.get(c.name) for c in table.columns) for row in rows])
+    if not rows:
+        return
+    columns = [(c.name, c.type) for c in table.columns]
+    if wh.adapter.bulk_insert(table.relation, columns,
+                              [tuple(row.get(name) for name, _ in columns) for row in rows]):
         return
     for start in range(0, len(rows), _CHUNK):
         wh.run(B.insert(table, rows[start:start + _CHUNK]))

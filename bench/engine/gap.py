@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -46,10 +47,18 @@ def size(text: str) -> tuple[int, int]:
     return int(m), int(float(n))
 
 
+CPU: list[float] = []  # CPU seconds (user + system) of each timed process, in order
+
+
 def timed(argv: list[str], env: dict, cwd: Path) -> float:
+    """Wall seconds of one process; its CPU seconds go to CPU (on a loaded machine
+    the steadier figure for an A/B of the same work)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(argv, check=False, env=env, cwd=cwd, capture_output=True, text=True)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if p.returncode != 0:
         raise SystemExit(f"failed: {' '.join(argv)}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     return took
@@ -94,6 +103,7 @@ def main() -> None:
     models_sql = str(proj / "raw" / "models.sql")
     only = args.only.split(",")
     samples: dict[str, list[float]] = {k: [] for k in only}
+    cpu: dict[str, list[float]] = {k: [] for k in only}
     loads: list[float] = []
 
     def fresh(tag: str) -> Path:
@@ -121,9 +131,11 @@ def main() -> None:
                 t = timed(cmd, env, proj)
                 if "strata" in only:
                     samples["strata"].append(t)
+                    cpu["strata"].append(CPU[-1])
                 if "rerun" in only:
                     loads.append(os.getloadavg()[0])
                     samples["rerun"].append(timed(cmd, env, proj))
+                    cpu["rerun"].append(CPU[-1])
             elif what == "before":
                 before = {**env, "PYTHONPATH": str(args.baseline.resolve())}
                 samples[what].append(timed([strata, "run", "strata", "-o", str(fresh(what)),
@@ -137,19 +149,21 @@ def main() -> None:
                 samples[what].append(timed([*raw, "--mode", "threads", "--threads",
                                             str(args.workers), str(fresh(what)), models_sql],
                                            env, proj))
-            print(f"  rep {rep} {what:8} {samples[what][-1]:.2f}s  load "
+            if what != "strata":
+                cpu[what].append(CPU[-1])
+            print(f"  rep {rep} {what:8} {samples[what][-1]:.2f}s  cpu {cpu[what][-1]:.2f}s  load "
                   f"{loads[-1]:.2f}", flush=True)
     med = {k: statistics.median(v) for k, v in samples.items() if v}
     print(f"== {models} models x {rows:.0e} rows, DuckDB {dver}, workers {args.workers}, "
           f"{args.reps} reps, load median {statistics.median(loads):.2f} "
           f"max {max(loads):.2f}")
     for k, v in med.items():
-        print(f"  {k:8} {v:6.2f} s   " + "  ".join(
+        print(f"  {k:8} {v:6.2f} s  cpu {statistics.median(cpu[k]):6.2f} s   " + "  ".join(
             f"/{f} {v / med[f]:.2f}x" for f in ("serial", "txn", "threads") if f in med))
     if args.json:
         args.json.write_text(json.dumps({"size": [models, rows], "duckdb": dver,
                                          "workers": args.workers, "samples": samples,
-                                         "loads": loads}, indent=1))
+                                         "cpu": cpu, "loads": loads}, indent=1))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from sqlglot import exp
 from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import bookkeeping as B
 from strata.engine import history as H
-from strata.engine.adapters.base import Relation, select_all
+from strata.engine.adapters.base import Relation
 from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
 from strata.engine.warehouse import (
@@ -122,7 +122,7 @@ def switch_views(wh: Warehouse, branch: str, snapshots: dict[str, str],
     for model, snap in snapshots.items():
         if current is not None and current.get(model) == snap:
             continue
-        wh.adapter.create_view(view_of(wh, branch, model), select_all(Relation(INTERNAL, snap)))
+        wh.adapter.point_view(view_of(wh, branch, model), Relation(INTERNAL, snap))
         crash_point(f"after_view:{model}")
 
 

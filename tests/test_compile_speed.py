@@ -28,18 +28,24 @@ model big {
 """
 
 
+def run_and_list_modules(argv: list[str], loaded: str) -> subprocess.CompletedProcess:
+    """`strata argv` in a fresh interpreter, which then prints `LOADED <loaded>` (an
+    expression over `sys.modules`) on stderr."""
+    probe = ("import sys\n"
+             f"sys.argv = ['strata', *{argv!r}]\n"
+             "from strata.cli.main import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             f"print('LOADED', {loaded}, file=sys.stderr)\n")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=False)
+
+
 def test_compile_imports_neither_the_engine_nor_duckdb_nor_rich(tmp_path: Path) -> None:
     path = tmp_path / "m.strata"
     path.write_text(MODULE)
-    probe = (
-        "import sys\n"
-        f"sys.argv = ['strata', 'compile', {str(path)!r}, '--show-sql']\n"
-        "from strata.cli.main import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "loaded = [m for m in ('duckdb', 'rich', 'strata.engine') if m in sys.modules]\n"
-        "print('LOADED', loaded, file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=False)
+    proc = run_and_list_modules(
+        ["compile", str(path), "--show-sql"],
+        "[m for m in ('duckdb', 'rich', 'strata.engine') if m in sys.modules]")
     assert "-- model big (incremental: upsert, pushdown)" in proc.stdout
     assert "LOADED []" in proc.stderr, proc.stderr
 
@@ -62,14 +68,8 @@ def test_each_command_loads_only_the_module_that_defines_it() -> None:
     _load_commands()
     for name, command in cli.commands.items():
         assert _COMMAND_MODULES.get(name) == command.callback.__module__.split(".")[-1], name
-    probe = ("import sys\n"
-             "sys.argv = ['strata', 'history', '--help']\n"
-             "from strata.cli.main import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "print('LOADED', sorted(m for m in sys.modules if m.startswith('strata.cli.')),"
-             " file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=False)
+    proc = run_and_list_modules(
+        ["history", "--help"], "sorted(m for m in sys.modules if m.startswith('strata.cli.'))")
     assert "LOADED ['strata.cli.compile_cmds', 'strata.cli.main', 'strata.cli.render', " \
            "'strata.cli.run_cmds']" in proc.stderr, proc.stderr
 

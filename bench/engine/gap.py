@@ -47,21 +47,17 @@ def size(text: str) -> tuple[int, int]:
     return int(m), int(float(n))
 
 
-CPU: list[float] = []  # CPU seconds (user + system) of each timed process, in order
-
-
-def timed(argv: list[str], env: dict, cwd: Path) -> float:
-    """Wall seconds of one process; its CPU seconds go to CPU (on a loaded machine
-    the steadier figure for an A/B of the same work)."""
+def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process: on a loaded machine CPU is
+    the steadier figure for an A/B of the same work."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(argv, check=False, env=env, cwd=cwd, capture_output=True, text=True)
     took = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if p.returncode != 0:
         raise SystemExit(f"failed: {' '.join(argv)}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
-    return took
+    return took, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def main() -> None:
@@ -104,6 +100,11 @@ def main() -> None:
     only = args.only.split(",")
     samples: dict[str, list[float]] = {k: [] for k in only}
     cpu: dict[str, list[float]] = {k: [] for k in only}
+
+    def record(what: str, wall_cpu: tuple[float, float]) -> None:
+        samples.setdefault(what, []).append(wall_cpu[0])
+        cpu.setdefault(what, []).append(wall_cpu[1])
+
     loads: list[float] = []
 
     def fresh(tag: str) -> Path:
@@ -126,31 +127,23 @@ def main() -> None:
                     shutil.rmtree(proj / ".strata-cache", ignore_errors=True)
                     for f in Path(tempfile.gettempdir()).glob(".lark_cache_*"):
                         f.unlink(missing_ok=True)
-                samples.setdefault("strata", [])
                 cmd = [strata, "run", "strata", "-o", str(db), "--workers", str(args.workers)]
-                t = timed(cmd, env, proj)
-                if "strata" in only:
-                    samples["strata"].append(t)
-                    cpu["strata"].append(CPU[-1])
+                record("strata", timed(cmd, env, proj))
                 if "rerun" in only:
                     loads.append(os.getloadavg()[0])
-                    samples["rerun"].append(timed(cmd, env, proj))
-                    cpu["rerun"].append(CPU[-1])
+                    record("rerun", timed(cmd, env, proj))
             elif what == "before":
                 before = {**env, "PYTHONPATH": str(args.baseline.resolve())}
-                samples[what].append(timed([strata, "run", "strata", "-o", str(fresh(what)),
-                                            "--workers", str(args.workers)], before, proj))
+                record(what, timed([strata, "run", "strata", "-o", str(fresh(what)),
+                                    "--workers", str(args.workers)], before, proj))
             elif what == "serial":
-                samples[what].append(timed([*raw, str(fresh(what)), models_sql], env, proj))
+                record(what, timed([*raw, str(fresh(what)), models_sql], env, proj))
             elif what == "txn":
-                samples[what].append(timed([*raw, "--mode", "txn", str(fresh(what)),
-                                            models_sql], env, proj))
+                record(what, timed([*raw, "--mode", "txn", str(fresh(what)), models_sql],
+                                   env, proj))
             elif what == "threads":
-                samples[what].append(timed([*raw, "--mode", "threads", "--threads",
-                                            str(args.workers), str(fresh(what)), models_sql],
-                                           env, proj))
-            if what != "strata":
-                cpu[what].append(CPU[-1])
+                record(what, timed([*raw, "--mode", "threads", "--threads", str(args.workers),
+                                    str(fresh(what)), models_sql], env, proj))
             print(f"  rep {rep} {what:8} {samples[what][-1]:.2f}s  cpu {cpu[what][-1]:.2f}s  load "
                   f"{loads[-1]:.2f}", flush=True)
     med = {k: statistics.median(v) for k, v in samples.items() if v}

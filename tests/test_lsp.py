@@ -303,6 +303,21 @@ def test_completion_relations_columns_functions_keywords(editor: Editor, shop: P
     assert set(labels) == {"id", "name"}
 
 
+def test_completion_mid_edit_before_any_other_request(shop: Path):
+    """The first request of a session comes while the file does not parse: it is
+    answered from the module as it was when the file last parsed (an index never built
+    until then), not from nothing."""
+    ed = Editor(shop.parent)
+    try:
+        uri = ed.open(shop / "models" / "orders.strata")
+        assert ed.wait_diagnostics(uri) == []
+        ed.change(uri, MODELS.replace("  from paid\n", "  from paid\n  derive x = \n"))
+        ed.wait_diagnostics(uri)
+        assert {"doubled", "status", "amount"} <= set(ed.complete(uri, 8, 13))
+    finally:
+        ed.shutdown()
+
+
 def test_document_symbols(editor: Editor, shop: Path):
     uri = (shop / "models" / "orders.strata").as_uri()
     found = editor.symbols(uri)

@@ -20,6 +20,7 @@ from strata.lsp import completion, definition, diagnostics, hover, sql_view, sym
 from strata.lsp.convert import one_based, to_location, to_range
 from strata.lsp.index import Index, build_index
 from strata.lsp.loader import Session, find_module_root, uri_path
+from strata.diagnostics import StrataError
 from strata.semantics.resolve import display_path
 
 DEBOUNCE_MS = 75
@@ -55,7 +56,9 @@ class StrataServer(LanguageServer):
     def check(self, session: Session, closing: str | None = None) -> None:
         """Check the module with the editor's texts (but `closing`'s, whose file on
         disk counts again) and publish for every file that has or had diagnostics."""
+        previous = session.module
         module = session.check(self.overlays(closing))
+        self._keep_index_of_parsed(session, previous)
         open_uris = [u for u in self.workspace.text_documents
                      if u != closing and session.root in (uri_path(u), *uri_path(u).parents)]
         found = diagnostics.by_uri(module.diagnostics, open_uris, module.files)
@@ -68,6 +71,18 @@ class StrataServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
         self.published[session.root] = set(found)
+
+    def _keep_index_of_parsed(self, session: Session, previous) -> None:
+        """A file that stopped parsing is answered from the last index that knew it
+        (see `index`); when no request came since the check that still parsed it, that
+        index was never built, so build it now, before the module is gone."""
+        broken = [f for f, (_, tree) in session.trees.items() if isinstance(tree, StrataError)]
+        built = self.indexes.get(session.root)
+        if not broken or previous is None or (built is not None and built[0] is previous):
+            return
+        if built is not None and all(built[1].covers(f) for f in broken):
+            return
+        self.indexes[session.root] = (previous, build_index(previous))
 
     def schedule(self, session: Session) -> None:
         handle = self.pending.pop(session.root, None)

@@ -293,6 +293,40 @@ def records(wh: Warehouse, names) -> dict[str, SnapshotRecord]:
     return {r.name: r for r in map(_record, _registry(wh, names=names))}
 
 
+@dataclass
+class Registry:
+    """Every visible registry record, read in one query: what a run's decision asks of
+    the registry (its base run's records, identity reuse, what a crashed run left
+    behind, the snapshots merges read) without one query per question. Through Spark
+    Connect each registry query is a join of three tables costing ~0.5-1 s; a run asked
+    four. Valid until the reader writes registry rows."""
+
+    records: list[SnapshotRecord]  # newest first, as `snapshots` lists them
+
+    def of(self, names) -> dict[str, SnapshotRecord]:
+        """The records of these snapshot names (as `records`)."""
+        wanted = set(names)
+        return {r.name: r for r in self.records if r.name in wanted}
+
+    def content_index(self, models, exclude=frozenset()) -> dict[tuple[str, str], str]:
+        """As `content_index`: the newest uncollected snapshot of each (model, content)
+        (ties by creation: the greatest name, as that query's order gives)."""
+        wanted = set(models)
+        found: dict[tuple[str, str], str] = {}
+        for r in sorted(self.records, key=lambda r: (r.created_at, r.name)):
+            if r.model in wanted and r.collected_at is None and r.name not in exclude:
+                found[(r.model, r.content_hash)] = r.name
+        return found
+
+    def referenced(self) -> set[str]:
+        """Every object an uncollected snapshot reads (its view and its tables)."""
+        return {n for r in self.records if r.collected_at is None for n in (r.name, *r.tables)}
+
+
+def read_registry(wh: Warehouse) -> Registry:
+    return Registry(snapshots(wh))
+
+
 def content_index(wh: Warehouse, models, exclude=frozenset()) -> dict[tuple[str, str], str]:
     """(model, content_hash) -> the newest uncollected snapshot with that content, for
     identity reuse without one registry query per model. Snapshots in `exclude` (the

@@ -148,7 +148,7 @@ def sources_moved(run: Run, previous: dict[str, str]) -> dict[str, str]:
     `previous` (model -> snapshot) whose sources now read another relation. Decided
     before the run id: a merge and a full computation over the same data may give
     different rows, so they must not share an id."""
-    records = H.records(run.wh, previous.values())
+    records = run.registry().of(previous.values())
     moved = {}
     for model, snap in previous.items():
         record = records.get(snap)
@@ -359,7 +359,7 @@ def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:
     if not candidates:
         return {}
     live = live_snapshots(run.wh, opts.branch)
-    records = H.records(run.wh, [live[m] for m in candidates if m in live])
+    records = run.registry().of(live[m] for m in candidates if m in live)
     out: dict[str, list[Split]] = {}
     for name, plan in candidates.items():
         record = records.get(live.get(name, ""))
@@ -507,15 +507,12 @@ def _own(name: str) -> exp.Table:
     return Relation(INTERNAL, name).table()
 
 
-def cleanup_leftovers(wh: Warehouse) -> list[str]:
+def cleanup_leftovers(wh: Warehouse, registry: H.Registry | None = None) -> list[str]:
     """Drop internal snapshot/layer objects no registry row references: what a crashed
-    run left behind. Views first (they read tables)."""
+    run left behind. Views first (they read tables). `registry`: as the caller read it
+    (a run reads it once for its whole decision)."""
     ad = adapter_of(wh)
-    referenced: set[str] = set()
-    for rec in H.snapshots(wh):
-        if rec.collected_at is None:
-            referenced.add(rec.name)
-            referenced.update(rec.tables)
+    referenced = (registry or H.read_registry(wh)).referenced()
     objects = ad.relations(INTERNAL)
     own = tuple(ad.physical_name(p) for p in OWN_PREFIXES)
     leftovers = [n for n, kind in objects.items()

@@ -207,6 +207,14 @@ class Run:
         # built and checked, and the run then fails with every violation (issue 19)
         self.pin_failed: dict[str, list[Violation]] = {}
         self.not_built: dict[str, str] = {}  # model -> the failed upstream it waited on
+        self._registry: H.Registry | None = None
+
+    def registry(self) -> H.Registry:
+        """The registry as this run's decision reads it: one query, on first use (the
+        decision writes no registry row; a run that starts over is a new Run)."""
+        if self._registry is None:
+            self._registry = H.read_registry(self.wh)
+        return self._registry
 
     # ------------------------------------------------------------ the run
     def execute(self) -> RunReport:
@@ -290,7 +298,7 @@ class Run:
                        for m in closure if m in opts.rebuild}
         elif opts.only_stale:
             reasons = staleness.stale_models(module, closure, code_fps, source_fps, base, live,
-                                             wh)
+                                             self.registry())
             damaged = staleness.quarantined_models(closure, base, live, self.quarantined)
             reasons.update({m: why for m, why in damaged.items() if m not in reasons})
             if not reasons and not removed:  # a lingering view is work to do
@@ -331,15 +339,16 @@ class Run:
                 report.seconds = time.perf_counter() - started
                 report.fingerprint_seconds = fingerprint_seconds
                 return report
-        incremental.cleanup_leftovers(wh)
+        registry = self.registry()
+        incremental.cleanup_leftovers(wh, registry)
         crash_point("after_cleanup")
         # the registry as this run needs it, read once: the base run's records and the
         # content index for identity reuse (not one registry query per model)
         base_snaps = base.snapshots if base else {}
-        self.base_records = H.records(wh, base_snaps.values())
-        self.content = H.content_index(wh, closure, exclude=self.quarantined)
-        self.damaged_content = {(r.model, r.content_hash): r.name for r in H.records(
-            wh, self.quarantined).values() if r.model in wanted}
+        self.base_records = registry.of(base_snaps.values())
+        self.content = registry.content_index(closure, exclude=self.quarantined)
+        self.damaged_content = {(r.model, r.content_hash): r.name for r in registry.of(
+            self.quarantined).values() if r.model in wanted}
         self.live = live
         return RunPlan(started, started_at, selection, closure, source_fps, code_fps,
                        fingerprint_seconds, base, live, removed, whole, reasons, rid)

@@ -11,12 +11,12 @@ from strata.semantics.module import Module
 
 def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
                  source_fps: dict[str, str], base: H.HistoryEntry | None,
-                 live: dict[str, str], wh: Warehouse) -> dict[str, str]:
+                 live: dict[str, str], registry: H.Registry) -> dict[str, str]:
     """model -> why it must be rebuilt. Empty means nothing to do."""
     if base is None:
         return {m: "never built on this branch" for m in closure}
     changed = {s for s, fp in source_fps.items() if base.source_fingerprints.get(s) != fp}
-    records = H.records(wh, base.snapshots.values())  # one query, not one per model
+    records = registry.of(base.snapshots.values())
     reasons: dict[str, str] = {}
     for name in closure:
         reason = None

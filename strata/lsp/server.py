@@ -16,11 +16,11 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from strata.diagnostics import StrataError
 from strata.lsp import completion, definition, diagnostics, hover, sql_view, symbols
 from strata.lsp.convert import one_based, to_location, to_range
 from strata.lsp.index import Index, build_index
 from strata.lsp.loader import Session, find_module_root, uri_path
-from strata.diagnostics import StrataError
 from strata.semantics.resolve import display_path
 
 DEBOUNCE_MS = 75

@@ -14,6 +14,7 @@ style, float digits), because the row hash hashes a row's text.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import Any
 
@@ -135,7 +136,15 @@ class PostgresAdapter(Adapter):
         return f"server process {pid}, {application or 'a client'}, connected {since}"
 
     def close(self) -> None:
-        # closing the session releases its advisory lock
+        """Release the advisory lock, then close. Closing alone releases it too, but
+        only once the server's backend has noticed the client left: a writer started
+        right after this one closed could still find it held (E075 at a zero timeout)."""
+        if self.locked and not self.con.closed:
+            with contextlib.suppress(*self.engine_errors()):  # broken: closing frees it
+                if not self.con.autocommit:
+                    self.con.rollback()
+                    self.con.autocommit = True
+                self.rows(exp.select(_fn("pg_advisory_unlock", _lit(self.key))))
         self.locked = False
         self.con.close()
 

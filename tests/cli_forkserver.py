@@ -2,7 +2,9 @@
 fresh process per request that becomes `strata ARGS` (the console script's entry
 point, `strata.cli.main:main`) with its own cwd, environment, stdout/stderr files,
 exit status and a hard timeout. Spares each call the ~0.35 s of imports and the
-~0.1 s grammar build a new interpreter costs.
+~0.1 s grammar build a new interpreter costs, and a Spark Connect call the ~0.55 s of
+its client's imports. (gRPC's fork support is off in the tests, conftest.py: the
+client's threads start in the child, on its first call.)
 
 Protocol, one JSON object per line: request on stdin
 `{"args", "cwd", "env", "out", "err", "timeout"}`, reply on stdout `{"code"}`
@@ -63,6 +65,12 @@ def serve() -> None:
 
         parser._lark()
     except Exception:  # noqa: BLE001, S110  a warm-up only: the child builds it if needed
+        pass
+    try:  # Spark Connect's client (pyspark, pandas, pyarrow, grpc): ~0.55 s a call
+        import pyspark.sql.connect.session  # noqa: F401
+
+        import strata.engine.adapters.spark
+    except Exception:  # noqa: BLE001, S110  a warm-up only, as above
         pass
     channel = sys.stdout
     for line in sys.stdin:

@@ -22,7 +22,12 @@ from pathlib import Path
 import duckdb
 from conftest import _unavailable
 from enginehelpers import strata
-from real_engines import EngineUnavailable, connect_client, start_spark_connect
+from real_engines import (
+    SHORT_LIVED_JVM,
+    EngineUnavailable,
+    connect_client,
+    start_spark_connect,
+)
 
 from strata.engine.adapters import SparkAdapter, open_adapter
 from strata.engine.adapters.base import Relation, select_all
@@ -116,12 +121,13 @@ def test_a_killed_spark_dir_writer_is_rolled_forward_and_the_folder_outlives_its
     tmp = project(tmp_path)
     folder = tmp / "wh"
     where = f"spark:{folder}"
+    short = {"JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM}  # each process a JVM of a few statements
     killed = cli(tmp, where, "run", "m.strata", "--workers", "1", ok=False,
-                 env={"STRATA_CRASH_AT": "after_view:big_orders"})
+                 env={"STRATA_CRASH_AT": "after_view:big_orders", **short})
     assert killed.returncode == -9
     # (each spark:DIR process starts a JVM: the branch's own entry tells what it copied,
     # without a `history` process of its own)
-    branched = cli(tmp, where, "branch", "create", "dev", "--json")
+    branched = cli(tmp, where, "branch", "create", "dev", "--json", env=short)
     # the JVM logs errors only (no log4j banner, no WARN lines in a user's terminal)
     assert not re.search(r"\bWARN\b|log4j|log level", branched.stderr), branched.stderr
     made = js(branched)
@@ -132,7 +138,7 @@ def test_a_killed_spark_dir_writer_is_rolled_forward_and_the_folder_outlives_its
     assert len(runs) == 1, views
 
     try:
-        server = start_spark_connect(root=folder)
+        server = start_spark_connect(root=folder, short_lived=True)
     except EngineUnavailable as err:
         _unavailable(err)
     try:

@@ -190,3 +190,62 @@ def test_a_dimension_joined_by_many_models_is_checked_once_a_run(warehouse):
     assert all(r.checks == ["join b on id = b.id"] for r in report.results)
     right_side = [s for s in seen if '"b" AS __r' in s or "b AS __r" in s]
     assert right_side and len(right_side) <= 4, right_side  # one model's queries, not ten
+
+
+def test_a_run_reads_the_registry_once(warehouse):
+    """Staleness, the base run's records, identity reuse and the leftovers' cleanup
+    share one registry query (a join of snapshots, collections and history: on Spark
+    ~0.5-1 s each; a run asked four)."""
+    run_counted(warehouse, chains(5))
+    edited = chains(5).replace("model t4 {\n  from t2\n  let k1 = k + 1",
+                               "model t4 {\n  from t2\n  let k1 = k + 2")
+    assert edited != chains(5)
+    counting, report = run_counted(warehouse, edited, only_stale=True)
+    assert report.rebuilt == ["t4"]
+    registry = [s for s in counting.statements if '"strata_internal"."collections"' in s
+                and "SELECT" in s.upper()]
+    assert len(registry) == 1, registry
+
+
+def test_on_spark_a_new_table_is_counted_by_its_content_hash(spark_connect_url, tmp_path,
+                                                              connect_mode_undone):
+    """Spark's CREATE TABLE AS says no row count and every query is a job (~0.4 s on a
+    tiny table): a run takes each new table's rows from its content hash, not from a
+    COUNT of its own, and its pins (`rows`) see them; one registry query per run."""
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT i AS id, i % 7 AS k FROM range(50) t(i)) TO "
+                f"'{tmp_path / 'a.parquet'}' (FORMAT parquet)")
+    con.close()
+    text = ("source a = file 'a.parquet' {\n  id: int\n  k: int\n}\n"
+            "model t0 {\n  from a\n  filter k < 3\n  select id, k\n  pin rows >= 1\n}\n"
+            "model t1 {\n  from t0\n  group k\n  aggregate n = count()\n}\n")
+    (tmp_path / "m.strata").write_text(text)
+    module = load_module(tmp_path / "m.strata")
+    assert module.ok, module.diagnostics
+    for workers in (1, 4):
+        report, seen = run_recorded(spark_connect_url, module, workers)
+        assert {r.model: r.rows for r in report.results} == {"t0": 22, "t1": 3}
+        assert report.results[0].checks == ["pin rows >= 1"]
+        counts = [s for s in seen if s.upper().startswith("SELECT COUNT(*) FROM")]
+        assert counts == [], counts
+        registry = [s for s in seen if "`collections`" in s and s.upper().startswith("SELECT")]
+        assert len(registry) == 1, registry
+
+
+def run_recorded(url: str, module, workers: int) -> tuple[object, list[str]]:
+    """A run in this process on the warehouse at `url`, and every statement it sent
+    through its adapter, as the engine got it."""
+    wh = Warehouse.open(url)
+    adapter, seen = wh.adapter, []
+    for method in ("execute", "rows"):
+        real = getattr(adapter, method)
+
+        def recorded(tree, *args, _real=real, **kwargs):
+            seen.append(adapter.render(tree))
+            return _real(tree, *args, **kwargs)
+
+        setattr(adapter, method, recorded)
+    try:
+        return Run(module, wh, RunOptions(workers=workers)).execute(), seen
+    finally:
+        wh.close()

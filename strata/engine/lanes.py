@@ -51,7 +51,7 @@ class LaneAborted(Exception):
 class Built:
     """What a CREATE TABLE in a lane gives back."""
 
-    rows: int
+    rows: int | None  # None: the engine did not count them (the content hash does)
     seconds: float
     committed: list[str] = field(default_factory=list)  # models this job committed
     # the hasher's jobs for this job's commits (each gives {model: after_commit's result})
@@ -202,7 +202,7 @@ class Lane:
         # the lane thread's own state (read by the main thread only when idle)
         self._open: list[str] = []  # models whose tables the open transaction holds
         self._tables: dict[str, str] = {}  # model -> its table, while held open
-        self._rows: dict[str, int] = {}  # model -> its table's rows, while held open
+        self._rows: dict[str, int | None] = {}  # model -> its table's rows, while held open
         self._failure: tuple[str, BaseException] | None = None
         # the main thread's view of the lane
         self.uncommitted: set[str] = set()  # submitted, commit not seen yet
@@ -264,7 +264,7 @@ class Lane:
         self._open.append(model)
         self._tables[model] = target.name
         self._rows[model] = rows
-        if rows >= self._commit_rows or len(self._open) >= self._batch:
+        if (rows or 0) >= self._commit_rows or len(self._open) >= self._batch:
             committed += self._commit_open(hashing)
         return Built(rows, seconds, committed, hashing)
 
@@ -286,7 +286,7 @@ class Lane:
             raise LaneAborted(*self._failure) from err
         done, self._open = self._open, []
         tables = [(m, self._tables.pop(m)) for m in done]
-        rows = max((self._rows.pop(m, 0) for m in done), default=0)
+        rows = max((self._rows.pop(m, 0) or 0 for m in done), default=0)
         if self._hasher is not None:
             hashing.append(self._hasher.submit(tables, rows))
         return done
@@ -336,7 +336,7 @@ class Lanes:
         self._built: dict[str, Built] = {}  # finished CTAS, not committed yet
         self._committed: set[str] = set()  # committed (and hashed), not taken yet
         self._settled: dict[str, Any] = {}  # model -> after_commit's result, not taken yet
-        self.rows_built: dict[str, int] = {}  # model -> rows its CTAS wrote
+        self.rows_built: dict[str, int | None] = {}  # model -> rows its CTAS wrote
 
     def build(self, model: str, target: Relation, query: exp.Expression | None,
               text: str | None, reads: list[str], heavy: bool = False) -> None:

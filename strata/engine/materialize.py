@@ -796,12 +796,16 @@ class Run:
         self._built(rows)
         return self._created(plan, snap, rows, code_fp, result, log, defer)
 
-    def _created(self, plan: Plan, snap: str, rows: int, code_fp: str, result: ModelResult,
-                 log: CheckLog, defer: bool, settled: tuple | None = None
+    def _created(self, plan: Plan, snap: str, rows: int | None, code_fp: str,
+                 result: ModelResult, log: CheckLog, defer: bool, settled: tuple | None = None
                  ) -> H.SnapshotRecord | None:
         """What follows a model's CTAS: its pins, then its content hash (`settled`:
-        its columns and hash, computed already by the lane that built it)."""
+        its columns and hash, computed already by the lane that built it). `rows` None:
+        the engine did not count them, the content hash does (first: pins need them)."""
         crash_point(f"after_create:{plan.model}")
+        if rows is None:
+            settled = settled or self._columns_and_hash(snap)
+            rows = settled[1].count
         result.rows = rows
         self.rows_of[("model", plan.model)] = rows
         self.verified[plan.model] = check_pins(self.ad, internal(snap), plan, rows, log,
@@ -817,9 +821,13 @@ class Run:
             if rows >= self.HASH_NOW_ROWS or len(self.pending) >= self.HASH_BATCH:
                 self._flush()
             return None
-        columns = self.ad.snapshot_columns(Relation(INTERNAL, snap))
-        hashed = self.ad.row_hash(Relation(INTERNAL, snap).table(), [c for c, _ in columns])
+        columns, hashed = self._columns_and_hash(snap)
         return make_record(snap, plan.model, self.rid, "table", hashed, columns, code_fp, {})
+
+    def _columns_and_hash(self, snap: str) -> tuple[list[tuple[str, str]], RowHash]:
+        columns = self.ad.snapshot_columns(Relation(INTERNAL, snap))
+        return columns, self.ad.row_hash(Relation(INTERNAL, snap).table(),
+                                         [c for c, _ in columns])
 
     # ------------------------------------------------------------ concurrent builds
     # With opts.workers > 1 every model's CTAS goes to a lane (strata/engine/lanes.py):
@@ -912,8 +920,8 @@ class Run:
             self.building = 0
         self.building += 1
 
-    def _built(self, rows: int) -> None:
-        if rows >= self.HASH_NOW_ROWS or self.building >= self.BUILD_BATCH:
+    def _built(self, rows: int | None) -> None:
+        if (rows or 0) >= self.HASH_NOW_ROWS or self.building >= self.BUILD_BATCH:
             self._commit_build()
 
     def _commit_build(self) -> None:

@@ -58,7 +58,7 @@ class StrataServer(LanguageServer):
         disk counts again) and publish for every file that has or had diagnostics."""
         previous = session.module
         module = session.check(self.overlays(closing))
-        self._keep_index_of_parsed(session, previous)
+        self._keep_index_of_parsed(session, previous, module.files)
         open_uris = [u for u in self.workspace.text_documents
                      if u != closing and session.root in (uri_path(u), *uri_path(u).parents)]
         found = diagnostics.by_uri(module.diagnostics, open_uris, module.files)
@@ -72,11 +72,12 @@ class StrataServer(LanguageServer):
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
         self.published[session.root] = set(found)
 
-    def _keep_index_of_parsed(self, session: Session, previous) -> None:
+    def _keep_index_of_parsed(self, session: Session, previous, files) -> None:
         """A file that stopped parsing is answered from the last index that knew it
         (see `index`); when no request came since the check that still parsed it, that
         index was never built, so build it now, before the module is gone."""
-        broken = [f for f, (_, tree) in session.trees.items() if isinstance(tree, StrataError)]
+        broken = [f for f in files
+                  if isinstance(session.trees.get(f, ("", None))[1], StrataError)]
         built = self.indexes.get(session.root)
         if not broken or previous is None or (built is not None and built[0] is previous):
             return

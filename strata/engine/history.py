@@ -302,11 +302,14 @@ class Registry:
     four. Valid until the reader writes registry rows."""
 
     records: list[SnapshotRecord]  # newest first, as `snapshots` lists them
+    by_name: dict[str, SnapshotRecord] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {r.name: r for r in self.records}
 
     def of(self, names) -> dict[str, SnapshotRecord]:
         """The records of these snapshot names (as `records`)."""
-        wanted = set(names)
-        return {r.name: r for r in self.records if r.name in wanted}
+        return {n: self.by_name[n] for n in names if n in self.by_name}
 
     def content_index(self, models, exclude=frozenset()) -> dict[tuple[str, str], str]:
         """As `content_index`: the newest uncollected snapshot of each (model, content)

@@ -103,7 +103,7 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
     if prev_name is None:
         result.notes.append("first run: computed in full")
         return None
-    previous = H.snapshot(run.wh, prev_name)
+    previous = run.registry().by_name.get(prev_name)
     if previous is None or previous.collected_at is not None:
         result.notes.append("no previous snapshot to merge with: computed in full")
         return None

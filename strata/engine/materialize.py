@@ -599,7 +599,7 @@ class Run:
         wanted = "unique:" + ",".join(sorted(columns))
         if wanted in self.verified.get(ref.name, []):
             return True
-        record = H.snapshot(self.wh, self.snap_of[ref.name])
+        record = self.registry().by_name.get(self.snap_of[ref.name])
         return record is not None and wanted in record.parts.get("verified", [])
 
     def _build(self, plan: Plan, code_fp: str, live: dict[str, str],

@@ -192,19 +192,46 @@ def test_a_dimension_joined_by_many_models_is_checked_once_a_run(warehouse):
     assert right_side and len(right_side) <= 4, right_side  # one model's queries, not ten
 
 
+MERGING = """
+model j {
+  from a
+  join t0 on a.id = t0.id
+  select a.id, t0.k
+}
+
+model up {
+  from a
+  select id, k
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: id
+}
+"""
+
+
 def test_a_run_reads_the_registry_once(warehouse):
-    """Staleness, the base run's records, identity reuse and the leftovers' cleanup
-    share one registry query (a join of snapshots, collections and history: on Spark
-    ~0.5-1 s each; a run asked four)."""
-    run_counted(warehouse, chains(5))
+    """Staleness, the base run's records, identity reuse, the leftovers' cleanup, a
+    join's check of a model it did not rebuild and a merge's previous snapshot share
+    one registry query (a join of snapshots, collections and history: on Spark ~0.5-1 s
+    each; a run asked four, and one more per such join and merge)."""
+    run_counted(warehouse, chains(5) + MERGING)
     edited = chains(5).replace("model t4 {\n  from t2\n  let k1 = k + 1",
                                "model t4 {\n  from t2\n  let k1 = k + 2")
     assert edited != chains(5)
+    edited += MERGING.replace("select a.id, t0.k", "select a.id, t0.k, a.k as ak")
     counting, report = run_counted(warehouse, edited, only_stale=True)
-    assert report.rebuilt == ["t4"]
-    registry = [s for s in counting.statements if '"strata_internal"."collections"' in s
-                and "SELECT" in s.upper()]
-    assert len(registry) == 1, registry
+    assert sorted(report.rebuilt) == ["j", "t4"]
+    assert [r.checks for r in report.results if r.model == "j"] == [["join t0 on id = t0.id"]]
+    assert len(registry_reads(counting)) == 1, registry_reads(counting)
+    counting, report = run_counted(warehouse, edited, models=["up"])
+    assert report.results[0].notes[0] == "watermark id > 49"  # it read its previous snapshot
+    assert len(registry_reads(counting)) == 1, registry_reads(counting)
+
+
+def registry_reads(counting: CountingConnection) -> list[str]:
+    return [s for s in counting.statements if '"strata_internal"."collections"' in s
+            and s.lstrip().upper().startswith("SELECT")]
 
 
 def test_on_spark_a_new_table_is_counted_by_its_content_hash(spark_connect_url, tmp_path,

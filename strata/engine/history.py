@@ -295,11 +295,12 @@ def records(wh: Warehouse, names) -> dict[str, SnapshotRecord]:
 
 @dataclass
 class Registry:
-    """Every visible registry record, read in one query: what a run's decision asks of
-    the registry (its base run's records, identity reuse, what a crashed run left
-    behind, the snapshots merges read) without one query per question. Through Spark
-    Connect each registry query is a join of three tables costing ~0.5-1 s; a run asked
-    four. Valid until the reader writes registry rows."""
+    """Every visible registry record, read in one query: what a run asks of the
+    registry (its base run's records, identity reuse, what a crashed run left behind,
+    the snapshots merges and join checks read) without one query per question. Through
+    Spark Connect each registry query is a join of three tables costing ~0.5-1 s; a run
+    asked four, and one more per merge and per join check. Valid until the reader
+    writes registry rows (a run: at publication)."""
 
     records: list[SnapshotRecord]  # newest first, as `snapshots` lists them
     by_name: dict[str, SnapshotRecord] = field(init=False, repr=False)
@@ -312,8 +313,10 @@ class Registry:
         return {n: self.by_name[n] for n in names if n in self.by_name}
 
     def content_index(self, models, exclude=frozenset()) -> dict[tuple[str, str], str]:
-        """As `content_index`: the newest uncollected snapshot of each (model, content)
-        (ties by creation: the greatest name, as that query's order gives)."""
+        """(model, content_hash) -> the newest uncollected snapshot with that content,
+        for identity reuse (ties by creation: the greatest name). Snapshots in
+        `exclude` (the quarantined: their storage no longer holds that content) are
+        never offered."""
         wanted = set(models)
         found: dict[tuple[str, str], str] = {}
         for r in sorted(self.records, key=lambda r: (r.created_at, r.name)):
@@ -328,19 +331,6 @@ class Registry:
 
 def read_registry(wh: Warehouse) -> Registry:
     return Registry(snapshots(wh))
-
-
-def content_index(wh: Warehouse, models, exclude=frozenset()) -> dict[tuple[str, str], str]:
-    """(model, content_hash) -> the newest uncollected snapshot with that content, for
-    identity reuse without one registry query per model. Snapshots in `exclude` (the
-    quarantined: their storage no longer holds that content) are never offered."""
-    models = sorted(set(models))
-    if not models or not wh.has_internal():
-        return {}
-    rows = _registry(wh, models=models, uncollected=True, oldest_first=True,
-                     columns=("model", "content_hash", "name"))
-    return {(model, content): name for model, content, name, *_ in rows  # newest wins
-            if name not in exclude}
 
 
 def snapshot(wh: Warehouse, name: str) -> SnapshotRecord | None:

@@ -541,3 +541,17 @@ def test_fuzz_F1_a_device_as_the_warehouse_is_E070(shop, tmp_path):
     proc = strata("history", "-o", "/dev/zero", cwd=tmp_path)
     assert codes(proc) == ["E070"], proc.stderr
     assert "not a regular file" in proc.stderr
+
+
+def test_a_folder_named_strata_in_the_working_directory_does_not_shadow_strata(tmp_path):
+    """Run through `python -c` (any wrapper putting the working directory first on
+    sys.path: `python -m cProfile`, a notebook), a project whose models live in a
+    folder named `strata` made `import strata` that folder, and the run's compiler
+    fingerprint an internal error (E000)."""
+    shutil.copytree(ROOT / "examples" / "shop", tmp_path / "strata")
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from strata.cli.main import main; sys.exit(main())",
+         "run", "strata", "-o", str(tmp_path / "w.duckdb"), "--json"],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "published"

@@ -150,11 +150,10 @@ def compiler_key() -> str:
     strata's and the dialects' own source files and sqlglot's version."""
     import sqlglot
 
-    import dialects
-    import strata
-
+    # by this module's own file, not `import strata`: a folder named `strata` in the
+    # working directory (a project's models) shadows the package under `python -m`
     h = hashlib.sha256(sqlglot.__version__.encode())
-    for root in (Path(strata.__file__).parent, Path(dialects.__file__).parent):
+    for root in (Path(__file__).resolve().parents[1], Path(duck.__file__).resolve().parent):
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".lark"):
                 h.update(str(path.relative_to(root.parent)).encode() + b"\x00")

@@ -168,7 +168,7 @@ def _heights(rules: dict[str, tuple[tuple[str, ...], ...]]) -> dict[str, int]:
 
 @lru_cache(maxsize=1)
 def grammar() -> Grammar:
-    lark = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual", cache=True)
+    lark = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual")
     rules: dict[str, list[tuple[str, ...]]] = {}
     for rule in lark.rules:
         rules.setdefault(rule.origin.name, []).append(tuple(s.name for s in rule.expansion))

@@ -117,7 +117,9 @@ def test_the_cli_uses_STRATA_CACHE_DIR_unless_STRATA_NO_CACHE(
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.setenv("STRATA_NO_CACHE", "1")
     assert CliRunner().invoke(cli, ["check", str(path)]).exit_code == 0
-    assert not (tmp_path / "c").exists()
+    # no parse entries; the compiled grammar (the parser's LALR tables) is kept all the
+    # same, as Python keeps bytecode
+    assert [p.name for p in (tmp_path / "c").glob("*") if p.name != "grammar"] == []
     monkeypatch.delenv("STRATA_NO_CACHE")
     for _ in range(2):
         result = CliRunner().invoke(cli, ["compile", str(path), "--show-sql"])
@@ -189,3 +191,23 @@ def test_many_new_files_are_parsed_in_parallel_with_the_same_result(tmp_path: Pa
     assert len(list((tmp_path / "c1").glob("*.pickle"))) == 59  # the clean files are kept
     warm = probe(8, "c1")
     assert warm["calls"] == [2] and warm["diagnostics"] == parallel["diagnostics"]
+
+
+def test_a_cache_folder_others_can_write_to_is_not_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries are unpickled: a folder another user can write to (STRATA_CACHE_DIR in
+    a shared place) could hold a planted one, so the CLI parses without a cache."""
+    path = tmp_path / "m.strata"
+    path.write_text(TEXT)
+    shared = tmp_path / "c" / "parse"
+    shared.mkdir(parents=True)
+    shared.chmod(0o777)
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("STRATA_NO_CACHE", raising=False)
+    assert cache.default_dir() is None
+    assert CliRunner().invoke(cli, ["check", str(path)]).exit_code == 0
+    assert entries(shared) == []
+    shared.chmod(0o700)  # private again: used
+    assert cache.default_dir() == shared
+    assert CliRunner().invoke(cli, ["check", str(path)]).exit_code == 0
+    assert len(entries(shared)) == 1

@@ -27,7 +27,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Callable
@@ -360,10 +359,9 @@ class Strata(Tool):
             "strata", db, {"STRATA_CACHE_DIR": str(proj / ".strata-cache")})
 
     def clear_cache(self, proj: Path) -> None:
+        # parse trees, compiled SQL and the parser's LALR tables (`grammar/`, ~0.25 s to
+        # build again) all live there
         shutil.rmtree(proj / ".strata-cache", ignore_errors=True)
-        # and Lark's grammar tables, kept in the temp folder (~0.2 s to build again)
-        for f in Path(tempfile.gettempdir()).glob(".lark_cache_*"):
-            f.unlink(missing_ok=True)
 
     def relation(self, model: str) -> str:
         return f"main.v_{model}"

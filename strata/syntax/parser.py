@@ -94,13 +94,32 @@ class SeparatorPostLex:
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    # cache=True: building the LALR tables takes ~0.3 s, a third of a whole `strata run`
-    # process; loading them back takes ~0.03 s. Lark keys the cache file (in the temp
-    # folder, per user) on the grammar and options, and rebuilds when it is missing,
-    # stale or unreadable; postlex and propagate_positions are applied after loading.
+    # Building the LALR tables takes ~0.3 s, a third of a whole `strata run` process;
+    # loading them back ~0.03 s. Lark checks the cached file against the grammar,
+    # options and its own version, and rebuilds when it is missing, stale or
+    # unreadable; postlex and propagate_positions are applied after loading.
     return Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual",
                 postlex=SeparatorPostLex(), propagate_positions=True, maybe_placeholders=False,
-                cache=True)
+                cache=_tables_file())
+
+
+def _tables_file() -> str | bool:
+    """Where the LALR tables are kept: in Strata's cache folder, private to the user,
+    also under STRATA_NO_CACHE (they are the compiled grammar, like bytecode, not a
+    project's data). Never Lark's default (`cache=True`): a file in the shared temp
+    folder with a predictable name, which Lark unpickles; another local user could
+    plant it first. False (build every time) when no private folder can be had."""
+    import sys
+
+    import lark
+
+    from strata.syntax.cache import cache_home, private_dir
+
+    directory = private_dir(cache_home() / "grammar")
+    if directory is None:
+        return False
+    python = "{}.{}".format(*sys.version_info[:2])
+    return str(directory / f"lalr-py{python}-lark{lark.__version__}.tables")
 
 
 def _span(file: str, meta) -> Span:

@@ -66,7 +66,7 @@ def test_a_parser_loaded_from_the_cache_parses_like_a_built_one(tmp_path):
 
 
 class _Planted:
-    """What another user could leave for pickle to run: here it only makes a file."""
+    """What another user could leave for pickle to run: here it only makes a folder."""
 
     def __init__(self, marker: Path):
         self.marker = marker

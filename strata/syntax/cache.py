@@ -61,6 +61,8 @@ def private_dir(directory: Path) -> Path | None:
         st = directory.stat()
     except OSError:
         return None
+    if not hasattr(os, "getuid"):  # Windows: a profile's folders are private by default
+        return directory
     if st.st_uid != os.getuid() or st.st_mode & 0o022:
         return None
     return directory

@@ -825,9 +825,9 @@ class Run:
         return make_record(snap, plan.model, self.rid, "table", hashed, columns, code_fp, {})
 
     def _columns_and_hash(self, snap: str) -> tuple[list[tuple[str, str]], RowHash]:
-        columns = self.ad.snapshot_columns(Relation(INTERNAL, snap))
-        return columns, self.ad.row_hash(Relation(INTERNAL, snap).table(),
-                                         [c for c, _ in columns])
+        """What a lane's hasher computes for its tables (`Adapter.hash_tables`), for one
+        table built on this thread."""
+        return self.ad.hash_tables(INTERNAL, [snap])[snap]
 
     # ------------------------------------------------------------ concurrent builds
     # With opts.workers > 1 every model's CTAS goes to a lane (strata/engine/lanes.py):

@@ -170,9 +170,10 @@ class Incremental:
     merge_keys: tuple[str, ...]
     compact_layers: int = 8
     compact_ratio: float = 0.2
-    # issue 17: what a run does when the rows at or below the watermark no longer
-    # give the previous snapshot (recompute | warn | fail | ignore: not checked)
-    on_drift: str = "recompute"
+    # issue 17: what a run does when its merge would differ from a full refresh
+    # (warn | recompute | fail | ignore: not checked); warn merges as the delivery note
+    # defines a merge and says so (issue 33: acting on drift is opt-in)
+    on_drift: str = "warn"
     # re-read this far below the watermark: an int for a number cdc column, else
     # (count, unit) with unit one of seconds, minutes, hours, days, weeks
     lookback: int | float | tuple[int, str] | None = None
@@ -180,6 +181,9 @@ class Incremental:
     # removes its key. The full computation drops those rows (the plan's last stage)
     delete_when: exp.Expression | None = None
     delete_text: str = ""
+    # whether the model wrote `on_drift`: only a written value is part of its code, so
+    # the default's change (recompute -> warn) recomputes no model on upgrade
+    on_drift_written: bool = False
 
 
 @dataclass(frozen=True)

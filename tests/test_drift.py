@@ -1,10 +1,13 @@
-"""Incremental models never silently diverge from a full refresh (issue 17).
+"""Incremental models never silently diverge from a full refresh (issue 17), and a
+merge means what the delivery note says (issue 33).
 
 Each test names the item of the issue it reproduces: detection of what a watermark
 cannot see (a row changed without moving its cdc column, a late row, a NULL cdc
-value, a deleted row) and what `on_drift` does about it; `lookback`; `delete_when`;
-the compile-time checks (E114-E118). Real DuckDB files; the library `run()` for most
-cases, real `strata` subprocesses where the command line is what is tested.
+value, a deleted row) and what `on_drift` does about it (warn, the default, merges as
+the note defines and says so; recompute and fail are opt-in); an append log keeps the
+rows its source drops; `lookback`; `delete_when`; the compile-time checks
+(E114-E118). Real DuckDB files; the library `run()` for most cases, real `strata`
+subprocesses where the command line is what is tested.
 """
 
 from __future__ import annotations
@@ -75,9 +78,12 @@ def seeded(tmp_path, text: str):
 
 
 # ---------------------------------------------------------------- 1. detection
+RECOMPUTE = "on_drift: recompute"
+
+
 class TestDetection:
     def test_a_row_changed_without_moving_cdc_is_detected_and_recomputed(self, tmp_path):
-        wh, module = seeded(tmp_path, upsert_model())
+        wh, module = seeded(tmp_path, upsert_model(extra=RECOMPUTE))
         sql(wh, "UPDATE orders SET amount = 999 WHERE id = 1")  # updated_at untouched
         insert(wh, [(4, 40.0, "d", ts(4))])
         up = result(run_lib(module, wh), "up")
@@ -88,29 +94,38 @@ class TestDetection:
         assert view(wh, "up") == full_refresh_rows(wh)
 
     def test_a_late_row_at_or_below_the_watermark_is_detected(self, tmp_path):
-        wh, module = seeded(tmp_path, APPEND % "")
+        wh, module = seeded(tmp_path, APPEND % RECOMPUTE)
         insert(wh, [(9, 90.0, "late", ts(2)), (10, 1.0, "same instant", ts(3))])
         log = result(run_lib(module, wh), "log")
-        assert log.drift["rows_now"] - log.drift["rows_expected"] == 2
-        assert "2 more row(s)" in log.drift["why"] and log.path == "full"
+        assert (log.drift["unlogged"], log.drift["gone"]) == (2, 0)
+        assert "2 row(s) at or below the watermark are in the source but not in the log" \
+            in log.drift["why"] and log.path == "full"
+        assert any("the log is rebuilt from what the source holds now" in n
+                   for n in log.notes)
         assert sorted(view(wh, "log")) == sorted(full_refresh_rows(wh))
 
     def test_a_null_cdc_value_is_at_or_below_the_watermark(self, tmp_path):
-        wh, module = seeded(tmp_path, upsert_model())
+        wh, module = seeded(tmp_path, upsert_model(extra=RECOMPUTE))
         insert(wh, [(7, 70.0, "no cdc", None)])
         up = result(run_lib(module, wh), "up")
         assert up.drift["rows_now"] == 4 and up.path == "full"
         assert view(wh, "up") == full_refresh_rows(wh)
 
-    def test_a_deleted_row_is_detected(self, tmp_path):
-        wh, module = seeded(tmp_path, upsert_model() + APPEND % "")
+    def test_a_deleted_row_is_drift_for_upsert_and_kept_by_an_append_log(self, tmp_path):
+        """An upsert model mirrors its source, so a deleted row is drift; an append
+        log keeps what it logged (previous UNION ALL delta) under every setting."""
+        wh, module = seeded(tmp_path, upsert_model(extra=RECOMPUTE) + APPEND % RECOMPUTE)
+        logged = view(wh, "log")
         sql(wh, "DELETE FROM orders WHERE id = 2")
         report = run_lib(module, wh)
-        for model in ("up", "log"):
-            r = result(report, model)
-            assert (r.drift["rows_now"], r.drift["rows_expected"]) == (2, 3)
-            assert "gone from the source" in r.drift["why"]
-            assert sorted(view(wh, model)) == full_refresh_rows(wh)
+        up = result(report, "up")
+        assert (up.drift["rows_now"], up.drift["rows_expected"]) == (2, 3)
+        assert "gone from the source" in up.drift["why"]
+        assert view(wh, "up") == full_refresh_rows(wh)
+        log = result(report, "log")
+        assert log.drift is None and view(wh, "log") == logged
+        assert any(n.startswith("1 logged row(s) are no longer in the source: kept")
+                   for n in log.notes), log.notes
 
     def test_an_update_that_moves_cdc_is_no_drift(self, tmp_path):
         """The normal upsert: the old version leaves the rows at or below the watermark
@@ -135,7 +150,7 @@ class TestDetection:
 
     def test_full_then_filter_models_compare_their_full_result(self, tmp_path):
         wh = tmp_path / "w.duckdb"
-        module = write_module(tmp_path, ORDERS + JOINED % "")
+        module = write_module(tmp_path, ORDERS + JOINED % RECOMPUTE)
         make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
         sql(wh, "CREATE TABLE customers AS SELECT 1::BIGINT AS id, 'eu' AS region")
         run_lib(module, wh)
@@ -144,7 +159,7 @@ class TestDetection:
         sql(wh, "UPDATE customers SET region = 'us'")
         insert(wh, [(3, 30.0, "c", ts(3))])
         joined = result(run_lib(module, wh), "joined")
-        assert joined.drift is not None and joined.path == "full"
+        assert joined.drift is not None and joined.path == "full"  # on_drift: recompute
         assert view(wh, "joined")[0][-1] == "us"
         insert(wh, [(4, 40.0, "d", ts(4))])
         joined = result(run_lib(module, wh), "joined")
@@ -152,7 +167,7 @@ class TestDetection:
 
     def test_drift_in_a_layered_snapshot_and_after_compaction(self, tmp_path):
         wh, module = seeded(tmp_path, upsert_model(
-            extra="compact_layers: 1\n  compact_ratio: 5"))
+            extra="compact_layers: 1\n  compact_ratio: 5\n  " + RECOMPUTE))
         compacted = []
         for day in (4, 5, 6):  # a layer, a compaction, a layer on the compacted base
             insert(wh, [(day, float(day), "x", ts(day))])
@@ -219,8 +234,11 @@ class TestOnDrift:
         assert view(wh, "up")[1][1] == 20.0
 
     def test_the_default_properties_keep_the_code_fingerprint(self, tmp_path):
-        """A warehouse built before on_drift existed keeps its fingerprints: writing
-        the defaults out changes nothing, so an upgrade recomputes no model."""
+        """A warehouse built before on_drift existed, or before its default became
+        warn, keeps its fingerprints: a model without the line says what it said
+        before issue 17, and a written on_drift is part of the code as written (a
+        recomputed append log would lose the rows its source dropped, so an upgrade
+        must recompute no model)."""
         from strata.engine.fingerprints import code_fingerprints, model_code
 
         plain = write_module(tmp_path, ORDERS + upsert_model(), "a.strata")
@@ -229,11 +247,116 @@ class TestOnDrift:
         warn = write_module(tmp_path, ORDERS + upsert_model(extra="on_drift: warn"),
                             "c.strata")
         fps = [code_fingerprints(load_module(p))["up"] for p in (plain, spelled, warn)]
-        assert fps[0] == fps[1] != fps[2]
+        assert len(set(fps)) == 3
+        assert load_module(plain).plan("up").incremental.on_drift == "warn"
+        code = json.loads(model_code(load_module(warn).plan("up")).splitlines()[-1])
+        assert code["incremental"]["on_drift"] == "warn"  # as issue 17 wrote it
         # the model's code says exactly what it said before issue 17
         code = model_code(load_module(plain).plan("up"))
         assert sorted(json.loads(code.splitlines()[-1])["incremental"]) == [
             "cdc_column", "compact_layers", "compact_ratio", "merge_keys", "strategy"]
+
+
+# ---------------------------------------------------------------- issue 33: the default
+EVENTS = """
+source events {
+  id: int
+  v: int
+  ts: timestamp
+}
+model log {
+  from events
+  select id, v, ts
+  incremental
+  merge_strategy: append
+  cdc_column: ts
+  %s
+}
+"""
+
+
+def events_log(tmp_path, setting: str):
+    """The issue's scenario: a log over 10 events, then the source keeps only its
+    recent rows (ids 5-9) and gains one."""
+    wh = tmp_path / "w.duckdb"
+    module = write_module(tmp_path, EVENTS % setting)
+    sql(wh, "CREATE TABLE events (id INTEGER, v INTEGER, ts TIMESTAMP)",
+        "INSERT INTO events SELECT i, i * 10, TIMESTAMP '2026-01-01' + to_hours(i) "
+        "FROM range(10) t(i)")
+    cli("run", str(module), "-o", str(wh))
+    sql(wh, "DELETE FROM events WHERE id < 5",
+        "INSERT INTO events VALUES (10, 100, TIMESTAMP '2026-01-02')")
+    return wh, module
+
+
+class TestTheDefault:
+    @pytest.mark.parametrize("setting", ["", "on_drift: warn", "on_drift: recompute",
+                                         "on_drift: fail", "on_drift: ignore"])
+    def test_an_append_log_keeps_the_rows_its_source_no_longer_holds(self, tmp_path,
+                                                                      setting):
+        """Rows gone from the source are no drift for append under any setting: the
+        log keeps all 11 rows and nothing says anything went wrong."""
+        wh, module = events_log(tmp_path, setting)
+        proc = cli("run", str(module), "-o", str(wh))
+        assert sql(wh, "SELECT count(*) FROM v_log") == [(11,)]
+        assert "warning" not in proc.stdout and "drift" not in proc.stdout, proc.stdout
+        if setting != "on_drift: ignore":  # it says what it kept, as a note
+            assert "note: log: 5 logged row(s) are no longer in the source: kept" \
+                in proc.stdout, proc.stdout
+        assert "drift" not in cli("history", "-o", str(wh)).stdout
+
+    def test_the_notes_silent_mutation_is_not_seen_and_the_run_says_how_to_refresh(
+            self, tmp_path):
+        """The delivery note's test that tells a merge from a full rebuild, with no
+        on_drift line: a merged row mutated without moving cdc_column is not seen by
+        the next run; the run says it found drift and prints the command that
+        recomputes the model, which then sees the mutation."""
+        wh, module = seeded(tmp_path, upsert_model())
+        sql(wh, "UPDATE orders SET amount = 999 WHERE id = 1")  # updated_at untouched
+        insert(wh, [(4, 40.0, "d", ts(4))])
+        proc = cli("run", str(module), "-o", str(wh))
+        assert [r[:2] for r in view(wh, "up")] == [(1, 10.0), (2, 20.0), (3, 30.0), (4, 40.0)]
+        assert "note: up: warning: drift at or below the watermark: the same number of " \
+            "rows at or below the watermark, with different content" in proc.stdout
+        assert "(on_drift: warn)" in proc.stdout
+        [command] = [line.split("`")[1] for line in proc.stdout.split("\n")
+                     if "--full-refresh" in line]
+        assert command == f"strata run {module} -o {wh} --full-refresh --models up"
+        assert "drift: up (warn)" in cli("history", "-o", str(wh)).stdout
+        cli(*command.split()[1:])
+        assert view(wh, "up")[0][:2] == (1, 999.0)
+
+    def test_a_late_row_under_an_append_watermark_is_reported_and_never_logged(
+            self, tmp_path):
+        wh, module = seeded(tmp_path, APPEND % "")
+        logged = view(wh, "log")
+        insert(wh, [(9, 90.0, "late", ts(2)), (10, 1.0, "new", ts(4))])
+        log = result(run_lib(module, wh), "log")
+        assert (log.path, log.drift["action"], log.drift["unlogged"]) == ("pushdown", "warn", 1)
+        assert "1 row(s) at or below the watermark are in the source but not in the log" \
+            in log.drift["why"]
+        assert view(wh, "log") == logged + [(10, 1.0, "new", ts(4))]
+
+    def test_a_logged_row_changed_in_place_is_reported_as_both(self, tmp_path):
+        """A row changed without moving cdc: its new version will never be logged
+        (drift), its old one is kept; the message says which is which."""
+        wh, module = seeded(tmp_path, APPEND % "")
+        sql(wh, "UPDATE orders SET amount = 21 WHERE id = 2")
+        log = result(run_lib(module, wh), "log")
+        assert (log.drift["unlogged"], log.drift["gone"]) == (1, 1)
+        assert "1 row(s) at or below the watermark are in the source but not in the log" \
+            in log.drift["why"]
+        assert "1 logged row(s) are no longer in the source: kept" in log.drift["why"]
+        assert [r[1] for r in view(wh, "log")] == [10.0, 20.0, 30.0]
+
+    def test_fail_on_an_append_log_stops_only_for_rows_it_would_never_log(self, tmp_path):
+        wh, module = events_log(tmp_path, "on_drift: fail")
+        cli("run", str(module), "-o", str(wh))  # the retention delete: fine
+        sql(wh, "INSERT INTO events VALUES (11, 110, TIMESTAMP '2026-01-01 06:30:00')")
+        proc = cli("run", str(module), "-o", str(wh), check=False)
+        assert proc.returncode == 1 and "error[E117]" in proc.stderr
+        assert "in the source but not in the log" in proc.stderr
+        assert sql(wh, "SELECT count(*) FROM v_log") == [(11,)]
 
 
 # ---------------------------------------------------------------- 2. lookback
@@ -269,7 +392,7 @@ model up {
         assert sorted(view(wh, "up")) == sql(wh, "SELECT * FROM events ORDER BY id")
 
     def test_a_late_row_older_than_the_lookback_is_drift(self, tmp_path):
-        wh, module = self._seeded(tmp_path, "lookback: 5")
+        wh, module = self._seeded(tmp_path, "lookback: 5\n  " + RECOMPUTE)
         sql(wh, "INSERT INTO events VALUES (4, 'very late', 12)")
         up = result(run_lib(module, wh), "up")
         assert up.drift is not None and up.path == "full"

@@ -113,14 +113,20 @@ def model_code(plan: Plan, sql: str | None = None) -> str:
 
 # issue 17's properties at their defaults: left out of the code, so a warehouse built
 # before they existed keeps its code fingerprints (no model is recomputed in full for
-# an upgrade); delete_when is a tree over column ids, its text (delete_text) stands in
-_UNWRITTEN = {"on_drift": "recompute", "lookback": None, "delete_when": None,
-              "delete_text": ""}
+# an upgrade); delete_when is a tree over column ids, its text (delete_text) stands in.
+# on_drift is part of the code only as written: its default changed (recompute, then
+# warn since issue 33), and a model without the line must keep its fingerprint, since
+# a recomputed append log would lose the rows its source no longer holds
+_UNWRITTEN = {"lookback": None, "delete_when": None, "delete_text": ""}
 
 
 def _incremental_code(inc) -> dict:
-    return {k: v for k, v in inc.__dict__.items()
+    code = {k: v for k, v in inc.__dict__.items()
             if k not in _UNWRITTEN or (k != "delete_when" and v != _UNWRITTEN[k])}
+    del code["on_drift_written"]
+    if not inc.on_drift_written:
+        del code["on_drift"]
+    return code
 
 
 def code_fingerprints(module: Module, names: list[str] | None = None,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -57,15 +58,29 @@ class Merge:
 @dataclass(frozen=True)
 class Drift:
     """What detection found (issue 17): the full result's rows at or below the
-    boundary are not the rows the previous snapshot holds there."""
+    boundary are not what the merge keeps there, so the merge differs from a full
+    refresh. For append (issue 33) only rows the source holds and the log does not
+    count (`unlogged`): a log keeps the rows its source has since dropped (`gone`),
+    as the delivery note's `previous UNION ALL delta` says, so those are no drift."""
 
     boundary: object
     rows_now: int  # rows of a full computation at or below the boundary
     rows_expected: int  # rows the previous snapshot holds there (less what the delta replaces)
-    action: str  # recompute | warn | fail
+    action: str  # warn | recompute | fail
+    strategy: str = "upsert"
+    unlogged: int = 0  # append: rows at or below the watermark the log will never get
+    gone: int = 0  # append: logged rows the source no longer holds (kept)
+
+    @property
+    def found(self) -> bool:
+        """Whether the merge differs from a full refresh in a way the model must hear
+        of: for append, only rows it will never log."""
+        return self.strategy != "append" or self.unlogged > 0
 
     @property
     def why(self) -> str:
+        if self.strategy == "append":
+            return self._append_why()
         diff = self.rows_now - self.rows_expected
         if diff > 0:
             return (f"{diff} more row(s) at or below the watermark than the previous "
@@ -78,9 +93,24 @@ class Drift:
         return ("the same number of rows at or below the watermark, with different "
                 "content (rows changed without moving the cdc column)")
 
+    def _append_why(self) -> str:
+        parts = []
+        if self.unlogged:
+            parts.append(f"{self.unlogged} row(s) at or below the watermark are in the "
+                         "source but not in the log, and a merge will never add them "
+                         "(late rows, NULL cdc values, or rows changed without moving the "
+                         "cdc column)")
+        if self.gone:
+            parts.append(f"{self.gone} logged row(s) are no longer in the source: kept "
+                         "(an append log keeps what it logged)")
+        return "; ".join(parts)
+
     def to_json(self) -> dict:
-        return {"boundary": str(self.boundary), "rows_now": self.rows_now,
-                "rows_expected": self.rows_expected, "why": self.why, "action": self.action}
+        out = {"boundary": str(self.boundary), "rows_now": self.rows_now,
+               "rows_expected": self.rows_expected, "why": self.why, "action": self.action}
+        if self.strategy == "append":
+            out |= {"unlogged": self.unlogged, "gone": self.gone}
+        return out
 
 
 def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
@@ -306,20 +336,36 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
 
 def _drifted(run: Run, plan: Plan, drift: Drift, layer: str, result: ModelResult) -> bool:
     """Record the drift on the model's result; True when the model is to be computed
-    in full instead (on_drift: recompute), its layer dropped."""
+    in full instead (on_drift: recompute), its layer dropped. Rows an append log keeps
+    after its source dropped them are only noted: they are the log's, not drift."""
+    if not drift.found:
+        result.notes.append(f"{drift.why}; `{refresh_command(run, plan.model)}` rebuilds "
+                            "the log from what the source holds now")
+        return False
     result.drift = drift.to_json()
     if drift.action == "recompute":
         run.ad.drop(Relation(INTERNAL, layer), "table")
         run.created.remove(layer)
+        rebuilt = (": the log is rebuilt from what the source holds now"
+                   if drift.strategy == "append" else "")
         result.notes.append(f"drift at or below the watermark: {drift.why}: computed in "
-                            "full (on_drift: recompute)")
+                            f"full (on_drift: recompute){rebuilt}")
         result.path = "full"
         result.delta_rows = None
         return True
     result.notes.append(f"warning: drift at or below the watermark: {drift.why}: merged "
-                        "anyway (on_drift: warn); `strata run --full-refresh --models "
-                        f"{plan.model}` recomputes it")
+                        f"as usual (on_drift: {drift.action}); "
+                        f"`{refresh_command(run, plan.model)}` recomputes it")
     return False
+
+
+def refresh_command(run: Run, model: str) -> str:
+    """The command that recomputes one model in full, ready to paste (the warehouse as
+    its location shows itself: a password never appears)."""
+    module = run.opts.module_path or "MODULE"
+    where = run.wh.location.redacted() if run.wh.location is not None else "WAREHOUSE"
+    return (f"strata run {shlex.quote(module)} -o {shlex.quote(where)} --full-refresh "
+            f"--models {shlex.quote(model)}")
 
 
 def _reuse_previous(run: Run, plan: Plan, prev: H.SnapshotRecord, layer: str,
@@ -404,6 +450,8 @@ def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
     hashes of the same columns and types, so equal hashes mean equal multisets (up to
     a 64-bit collision on sum and xor together). The merge equals a full refresh
     exactly when they are equal: the delta is the rest of the full result.
+    For append, unequal hashes are told apart by one more query: rows the source holds
+    and the log does not (drift) or only logged rows the source dropped (not drift).
     None when they are equal, or on_drift is `ignore`."""
     inc = plan.incremental
     if inc.on_drift == "ignore":
@@ -413,22 +461,45 @@ def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
             scanned.boundary == merge.boundary and type(scanned.boundary) is type(merge.boundary):
         now = scanned.found  # hashed in the source fingerprint's scan
     else:
-        query = settled_query(plan, run.relations, lit(merge.boundary)).tree
-        sub = exp.Subquery(this=query, alias=exp.TableAlias(this=ident("__settled")))
-        now = run.ad.row_hash(sub, names)
+        now = run.ad.row_hash(_settled(run, plan, merge), names)
     if now == expected:
         return None
-    drift = Drift(merge.boundary, now.count, expected.count, inc.on_drift)
-    if inc.on_drift == "fail":
+    drift = Drift(merge.boundary, now.count, expected.count, inc.on_drift, inc.strategy)
+    if inc.strategy == "append":
+        unlogged = _unlogged_rows(run, plan, merge, names)
+        drift = replace(drift, unlogged=unlogged,
+                        gone=expected.count - (now.count - unlogged))
+    if inc.on_drift == "fail" and drift.found:
         from strata.engine.materialize import plan_span
 
         raise fail("E117", f"incremental model `{plan.model}` drifted from a full refresh: "
                    f"{drift.why} (at or below {inc.cdc_column} = {merge.boundary}: "
                    f"{now.count} row(s) now, {expected.count} in the previous snapshot)",
                    plan_span(run.module, plan.model),
-                   f"`strata run --full-refresh --models {plan.model}` recomputes it; "
+                   f"`{refresh_command(run, plan.model)}` recomputes it; "
                    "`on_drift: recompute` does so by itself; nothing was published")
     return drift
+
+
+def _settled(run: Run, plan: Plan, merge: Merge) -> exp.Subquery:
+    """The full result's rows at or below the merge's boundary, as a FROM item."""
+    query = settled_query(plan, run.relations, lit(merge.boundary)).tree
+    return exp.Subquery(this=query, alias=exp.TableAlias(this=ident("__settled")))
+
+
+def _unlogged_rows(run: Run, plan: Plan, merge: Merge, names: list[str]) -> int:
+    """How many rows of the full result at or below the watermark an append log does
+    not hold (as a multiset: `settled EXCEPT ALL previous`, NULLs equal): rows the
+    source gained or changed where no delta will ever look. One scan of each side,
+    paid only when the cheap hash comparison already found a difference."""
+    cols = [exp.column(exp.to_identifier(n, quoted=True)) for n in names]
+    now = exp.select(*[c.copy() for c in cols]).from_(_settled(run, plan, merge))
+    logged = exp.select(*[c.copy() for c in cols]).from_(_own(merge.previous.name))
+    missing = exp.Except(this=now, expression=logged, distinct=False)
+    query = exp.select(exp.Count(this=exp.Star())).from_(
+        exp.Subquery(this=missing, alias=exp.TableAlias(this=ident("__unlogged"))))
+    ((found,),) = run.ad.rows(query)
+    return int(found)
 
 
 def key_match(ad: Adapter, columns: list[tuple[str, str]]) -> KeyMatch:
@@ -494,7 +565,6 @@ def _check_incremental_pins(run: Run, plan: Plan, prev: H.SnapshotRecord, snap: 
 
 
 def _with_pins(plan: Plan, pins: list[PinSpec]) -> Plan:
-    from dataclasses import replace
     return replace(plan, pins=pins)
 
 

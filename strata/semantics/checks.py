@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 STRATEGIES = ("replace", "append", "upsert")
 PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "compact_layers",
               "compact_ratio", "on_drift", "lookback", "delete_when")
-ON_DRIFT = ("recompute", "warn", "fail", "ignore")
+ON_DRIFT = ("warn", "recompute", "fail", "ignore")
 # lookback units, in seconds; a date cdc column takes whole days only
 UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
 # the longest lookback every engine can subtract from a date or timestamp: an interval
@@ -192,7 +192,7 @@ def _incremental(r: Resolver, decl: ast.ModelDecl, plan: Plan,
         # canonical SQL (compile, replay) says so; a delta is computed without it
         plan.stages.append(FilterStage(_not_true(deleted)))
     return Incremental(strategy, cdc_name, tuple(keys), layers, ratio, drift, lookback,
-                       deleted, text)
+                       deleted, text, on_drift_written="on_drift" in props)
 
 
 def _not_true(condition: exp.Expression) -> exp.Expression:
@@ -215,14 +215,14 @@ def _merge_only(r: Resolver, prop: ast.Property, strategy: str, needs: tuple[str
 def _on_drift(r: Resolver, props: dict[str, ast.Property], strategy: str) -> str | None:
     p = props.get("on_drift")
     if p is None:
-        return "recompute"
+        return "warn"
     if not _merge_only(r, p, strategy, ("append", "upsert")):
         return None
     if not isinstance(p.value, str) or p.value not in ON_DRIFT:
         shown = _written(p.value)
         r.error("E114", f"unknown on_drift `{shown}`", p.value_span,
                 did_you_mean(shown.lower(), ON_DRIFT) or
-                "on_drift is one of recompute (the default), warn, fail, ignore")
+                "on_drift is one of warn (the default), recompute, fail, ignore")
         return None
     return p.value
 

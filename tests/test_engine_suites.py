@@ -332,3 +332,79 @@ def test_a_writer_killed_after_its_commit_point_is_finished_or_never_seen(shop):
     assert shop.totals() == expected_totals(shop.orders)
     assert shop.totals("after") == expected_totals(shop.orders)
     assert shop.wh.leftovers() == set()
+
+
+# ------------------------------------------------------------------ merges by default
+
+LOGS = """\
+source events = file 'events.parquet' {
+  id: int
+  v: int
+  ts: timestamp
+}
+
+source accounts = file 'accounts.parquet' {
+  id: int
+  balance: int
+  updated_at: timestamp
+}
+
+model log {
+  from events
+  select id, v, ts
+  incremental
+  merge_strategy: append
+  cdc_column: ts
+}
+
+model current {
+  from accounts
+  select id, balance, updated_at
+  incremental
+  merge_strategy: upsert
+  merge_keys: [id]
+  cdc_column: updated_at
+}
+"""
+
+
+def write_rows(target: Path, columns: str, rows: list[tuple]) -> None:
+    values = ", ".join(f"({a}, {b}, CAST('{c}' AS TIMESTAMP))" for a, b, c in rows)
+    _copy(f"SELECT * FROM (VALUES {values}) AS t({columns}) ORDER BY 1", target)
+
+
+def test_merges_by_default_keep_an_append_log_and_leave_a_silent_mutation_unseen(
+        engine_wh, tmp_path):
+    """Issue 33 on every engine, with no on_drift line: an append log whose source
+    keeps only its recent rows keeps all it logged and reports nothing wrong; an
+    upsert does not see a row mutated without moving its cdc column, and the run says
+    it found drift and how to refresh."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "logs.strata").write_text(LOGS)
+    events = [(i, i * 10, f"2026-01-01 {i:02d}:00:00") for i in range(10)]
+    accounts = [(i, 100, f"2026-01-01 {i:02d}:00:00") for i in range(3)]
+    write_rows(folder / "events.parquet", "id, v, ts", events)
+    write_rows(folder / "accounts.parquet", "id, balance, updated_at", accounts)
+
+    def run(day: int):
+        proc = strata("run", "logs.strata", "-o", engine_wh.location, cwd=folder,
+                      env={"STRATA_NOW": DAY.format(day)}, check=True, timeout=600)
+        return proc.stdout
+
+    run(1)
+    write_rows(folder / "events.parquet", "id, v, ts",
+               events[5:] + [(10, 100, "2026-01-02 00:00:00")])
+    out = run(2)
+    assert len(engine_wh.view("log")) == 11
+    assert "warning" not in out and "drift" not in out, out
+    assert "log: 5 logged row(s) are no longer in the source: kept" in out
+
+    write_rows(folder / "accounts.parquet", "id, balance, updated_at",
+               [(0, 100, accounts[0][2]), (1, 999, accounts[1][2]), (2, 100, accounts[2][2]),
+                (3, 100, "2026-01-02 00:00:00")])  # account 1 changed, updated_at kept
+    out = run(3)
+    assert as_ints([r[:2] for r in engine_wh.view("current")]) == [
+        (0, 100), (1, 100), (2, 100), (3, 100)]
+    assert "current: warning: drift at or below the watermark" in out, out
+    assert "--full-refresh --models current" in out

@@ -267,7 +267,6 @@ model log {
   incremental
   merge_strategy: append
   cdc_column: updated_at
-  on_drift: ignore
 }
 """
 
@@ -287,11 +286,11 @@ model log {
 
 # ---------------------------------------------------------------- merge, not rebuild
 def test_a_merge_is_not_a_full_rebuild(tmp_path):
-    """With `on_drift: ignore`, mutating an already merged row without moving
-    cdc_column is invisible to the next run (it reads only rows past the watermark);
-    --full-refresh sees it. (By default the run detects it: tests/test_drift.py.)"""
+    """The delivery note's test, with no on_drift line: mutating an already merged row
+    without moving cdc_column is invisible to the next run (it reads only rows past the
+    watermark); the run says it found drift, and --full-refresh sees the mutation."""
     wh = tmp_path / "w.duckdb"
-    module = write_module(tmp_path, ORDERS + upsert_model(extra=UNCHECKED))
+    module = write_module(tmp_path, ORDERS + upsert_model())
     make_orders(wh, [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2))])
     run_cli(module, wh)
     sql(wh, "UPDATE orders SET amount = 999 WHERE id = 1")  # updated_at untouched
@@ -299,6 +298,7 @@ def test_a_merge_is_not_a_full_rebuild(tmp_path):
     merged = run_cli(module, wh)
     up = model_json(merged, "up")
     assert (up["path"], up["delta_rows"]) == ("pushdown", 1)
+    assert up["drift"]["action"] == "warn"
     assert view(wh, "up") == [(1, 10.0, "a", ts(1)), (2, 20.0, "b", ts(2)),
                               (3, 30.0, "c", ts(3))]
     full = run_cli(module, wh, "--full-refresh")

@@ -129,6 +129,11 @@ class Folder:
         with os.scandir(self.fd if self.fd is not None else self.path) as entries:
             return sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
 
+    def folders(self) -> list[str]:
+        """Names of the folders directly inside (no link to one)."""
+        with os.scandir(self.fd if self.fd is not None else self.path) as entries:
+            return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+
     # ------------------------------------------------------------ folders
     def folder(self, name: str, create: bool = False, new: bool = False) -> Folder:
         """The folder `name` inside, opened without following a link; made if missing

@@ -235,7 +235,7 @@ def write(module: Module, dialects: list[str], base: Path, place: Place) -> list
                 name = file_name(model)
                 shown = where.path / name
                 if read_locked(folder, name, shown) != text:
-                    _write_one(folder, name, text, shown)
+                    write_locked(folder, name, text, shown)
                     touched.append(str(shown))
             for name in stale_files(folder, {file_name(m) for m in texts}):
                 try:
@@ -246,7 +246,7 @@ def write(module: Module, dialects: list[str], base: Path, place: Place) -> list
     return touched
 
 
-def _write_one(folder: Folder, name: str, text: str, shown: Path) -> None:
+def write_locked(folder: Folder, name: str, text: str, shown: Path) -> None:
     try:
         folder.write_text(name, text)
     except OSError as err:

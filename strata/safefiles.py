@@ -149,16 +149,24 @@ class Folder:
 
     def _open_dir(self, name: str) -> Folder:
         self._refuse_link(name)  # the only check where there is no dir_fd
+        if self.fd is None:  # (Windows cannot open a folder as a file either)
+            return self._checked_dir(name)
         try:
             fd = os.open(self._name(name), os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
                          **self._at(name))
         except OSError:
             self._refuse_link(name)  # became a link since: say so
             raise
-        if self.fd is None:  # no dir_fd: keep the path, the descriptor only proved it
-            os.close(fd)
-            return Folder(None, self.path / name)
         return Folder(fd, self.path / name)
+
+    def _checked_dir(self, name: str) -> Folder:
+        info = self.lstat(name)
+        shown = str(self.path / name)
+        if info is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown)
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), shown)
+        return Folder(None, self.path / name)
 
     # ------------------------------------------------------------ files
     def read_text(self, name: str) -> str | None:

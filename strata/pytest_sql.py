@@ -84,12 +84,16 @@ def _mismatch(case: SqlCase, locked: str | None) -> str:
 # through strata/review.py and strata/safefiles.py instead: the folders
 # `<module>/sql_snapshots/<dialect>/` are reached without a link, and only strata's
 # own files in them (review.is_snapshot_file) are ever found, and so deleted.
+def _folder(dirname: str | Path) -> Place:
+    """A dialect folder, `<module dir>/sql_snapshots/<dialect>`: its last two parts
+    are strata's, never a link."""
+    path = Path(dirname)
+    return Place(path.parent.parent, (path.parent.name, path.name))
+
+
 def _place(location: str | Path) -> tuple[Place, str]:
-    """The dialect folder of a snapshot file and its name: the last two folders
-    (`sql_snapshots/<dialect>`) are strata's, never a link."""
-    path = Path(location)
-    return Place(path.parent.parent.parent, (path.parent.parent.name, path.parent.name)), \
-        path.name
+    """The dialect folder of a snapshot file, and the file's name."""
+    return _folder(Path(location).parent), Path(location).name
 
 
 def read_snapshot(location: str | Path) -> str | None:
@@ -113,9 +117,8 @@ def _discover(dirname: str) -> list[str]:
     test of each model there says so)."""
     from strata.review import is_snapshot_file, opened
 
-    place = Place(Path(dirname).parent.parent, (Path(dirname).parent.name, Path(dirname).name))
     try:
-        with opened(place) as folder:
+        with opened(_folder(dirname)) as folder:
             return [str(Path(dirname) / n) for n in folder.files()
                     if is_snapshot_file(folder, n)] if folder is not None else []
     except StrataError:

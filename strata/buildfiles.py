@@ -13,21 +13,21 @@ collision-free on every filesystem we know of:
 - a file name is one path component of at most 90 bytes, never `.` or `..`, never
   a device name of Windows (`CON`, `nul`, `COM1`, ... even with an extension).
 
-Files are written to a new temporary file in DIR, then renamed over the target: a
-symbolic link already at the target is replaced, never followed out of DIR, and a
-reader never sees half a file.
+Files are written to a new temporary file in DIR, then renamed over the target, so a
+reader never sees half a file; DIR is reached and written without following a
+symbolic link (strata/safefiles.py): a link at DIR or at a model's file is E130, left
+as it is.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from strata.diagnostics import fail
-from strata.textsafe import is_plain
+from strata.safefiles import Place, open_folder
+from strata.textsafe import escape_unprintable, is_plain
 
 SUFFIX = ".sql"
 _PLAIN_MAX = 64  # a longer plain name is shortened, and so gets a hash
@@ -50,39 +50,21 @@ def write_files(texts: dict[str, str], out_dir: str) -> dict[str, str]:
     return model -> the path written, as `out_dir` joined with the file name."""
     target = Path(out_dir)
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        root = os.path.realpath(target)
+        folder = open_folder(Place.given(out_dir), create=True)
     except OSError as err:
-        raise fail("E084", f"cannot create `{out_dir}`: {err.strerror or err}") from None
-    mode = 0o666 & ~_umask()
+        raise fail("E084", f"cannot create `{escape_unprintable(out_dir)}`: "
+                   f"{err.strerror or err}") from None
     written = {}
-    for model, text in texts.items():
-        name = file_name(model)
-        _write_inside(root, name, text, mode, shown=str(target / name))
-        written[model] = str(target / name)
+    with folder:
+        for model, text in texts.items():
+            name = file_name(model)
+            shown = str(target / name)
+            try:
+                folder.write_text(name, text)
+            except OSError as err:
+                raise fail("E093", f"cannot write `{escape_unprintable(shown)}`: "
+                           f"{err.strerror or err}", None,
+                           "remove or rename what is in the way (a directory of that name, "
+                           "say), or choose another -o DIR") from None
+            written[model] = shown
     return written
-
-
-def _write_inside(root: str, name: str, text: str, mode: int, shown: str) -> None:
-    """Write `root/name` by renaming a fresh temporary file onto it: rename replaces
-    whatever entry is there (a link too) and follows none."""
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".strata-", suffix=".tmp", dir=root)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, os.path.join(root, name))
-    except OSError as err:
-        if tmp is not None and os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise fail("E093", f"cannot write `{shown}`: {err.strerror or err}", None,
-                   "remove or rename what is in the way (a directory of that name, say), "
-                   "or choose another -o DIR") from None
-
-
-def _umask() -> int:
-    """The process's umask, so a written file gets the mode an ordinary write gives."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -10,7 +10,8 @@ generated SQL changed. Two lines of configuration turn it on:
 dialect is one test, `strata-sql::test_model_sql[<module>/<dialect>/<model>]`;
 `pytest --snapshot-update` writes the files, a later run fails with a SQL diff for
 a model whose SQL changed, and syrupy reports (and on update deletes) the file of a
-model that is gone. The files are those of `strata snapshot`
+model that is gone: only strata's own files, never through a symbolic link
+(strata/pytest_sql.py hands syrupy's file handling to strata/safefiles.py). The files are those of `strata snapshot`
 (`<module dir>/sql_snapshots/<dialect>/<model>.sql`, see strata/review.py), so CI
 without pytest can run `strata snapshot MODULE --check` on the same files.
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from syrupy.data import Snapshot, SnapshotCollection
+from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
 from strata.buildfiles import SUFFIX
 from strata.diagnostics import StrataError
 from strata.pytest_plugin import SqlCase, configured_dialects, configured_modules
+from strata.safefiles import Place
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -55,25 +56,82 @@ def test_model_sql(strata_case: SqlCase, snapshot) -> None:
     if strata_case.error is not None:
         pytest.fail(f"module {strata_case.module} does not compile for "
                     f"{strata_case.dialect}:\n{strata_case.error}", pytrace=False)
-    locked = snapshot.use_extension(StrataSqlExtension)
-    matched = locked == strata_case.text
+    try:  # before syrupy: a planted link is E130, said plainly, never read or written
+        locked = read_snapshot(strata_case.path)
+    except StrataError as err:
+        pytest.fail(_rendered(err), pytrace=False)
+    matched = snapshot.use_extension(StrataSqlExtension) == strata_case.text
     if not matched:  # this module's asserts are not rewritten: say what differs, plainly
-        pytest.fail(_mismatch(strata_case), pytrace=False)
+        pytest.fail(_mismatch(strata_case, locked), pytrace=False)
 
 
-def _mismatch(case: SqlCase) -> str:
+def _mismatch(case: SqlCase, locked: str | None) -> str:
     """A unified diff from the locked file to the SQL compiled now (syrupy's own
     diff is coloured character by character, unreadable in a CI log)."""
     from strata.review import unified_diff
 
-    try:
-        locked = case.path.read_text(encoding="utf-8")
-    except OSError:
+    if locked is None:
         return (f"model `{case.model}` ({case.dialect}) has no locked SQL at {case.path}; "
                 "run pytest --snapshot-update to write it")
     return (f"the SQL of model `{case.model}` ({case.dialect}) differs from its locked file "
             "(run pytest --snapshot-update to lock it, then review the diff):\n"
             + unified_diff(locked, case.text, str(case.path)))
+
+
+# ---------------------------------------------------------------- the files, safely
+# syrupy opens, writes and deletes paths as they are, following links, and deletes
+# every file it finds in a snapshot folder that no test claims. Here every file goes
+# through strata/review.py and strata/safefiles.py instead: the folders
+# `<module>/sql_snapshots/<dialect>/` are reached without a link, and only strata's
+# own files in them (review.is_snapshot_file) are ever found, and so deleted.
+def _folder(dirname: str | Path) -> Place:
+    """A dialect folder, `<module dir>/sql_snapshots/<dialect>`: its last two parts
+    are strata's, never a link."""
+    path = Path(dirname)
+    return Place(path.parent.parent, (path.parent.name, path.name))
+
+
+def _place(location: str | Path) -> tuple[Place, str]:
+    """The dialect folder of a snapshot file, and the file's name."""
+    return _folder(Path(location).parent), Path(location).name
+
+
+def read_snapshot(location: str | Path) -> str | None:
+    from strata.review import opened, read_locked
+
+    place, name = _place(location)
+    with opened(place) as folder:
+        return read_locked(folder, name, place.path / name)
+
+
+def _write_snapshot(location: str, text: str) -> None:
+    from strata.review import opened, write_locked
+
+    place, name = _place(location)
+    with opened(place, create=True) as folder:
+        write_locked(folder, name, text, place.path / name)
+
+
+def _discover(dirname: str) -> list[str]:
+    """Strata's files in a dialect folder (none where it is missing or a link: the
+    test of each model there says so)."""
+    from strata.review import is_snapshot_file, opened
+
+    try:
+        with opened(_folder(dirname)) as folder:
+            return [str(Path(dirname) / n) for n in folder.files()
+                    if is_snapshot_file(folder, n)] if folder is not None else []
+    except StrataError:
+        return []
+
+
+def _delete(location: str) -> None:
+    from strata.review import is_snapshot_file, opened
+
+    place, name = _place(location)
+    with opened(place) as folder:
+        if folder is not None:
+            folder.remove_own(name, is_snapshot_file)
 
 
 def _shown(path, root) -> str:
@@ -137,12 +195,41 @@ class StrataSqlExtension(SingleFileSnapshotExtension):
         return self.is_snapshot_location(location=filepath) and \
             self.matches_test_location(test_location=test_location, snapshot_location=filepath)
 
+    def discover_snapshots(self, *, test_location: PyTestLocation,
+                           ignore_extensions: list[str] | None = None) -> SnapshotCollections:
+        """Only strata's own files, one level in the dialect folder: syrupy's walk
+        finds every file below, a README or a team's query too, and deletes them."""
+        found = SnapshotCollections()
+        if self._case(test_location) is not None:
+            for location in _discover(self.dirname(test_location=test_location)):
+                found.add(self.read_snapshot_collection(snapshot_location=location))
+        return found
+
+    def read_snapshot_data_from_location(self, *, snapshot_location: str, snapshot_name: str,
+                                         session_id: str) -> str | None:
+        return read_snapshot(snapshot_location)
+
+    @classmethod
+    def write_snapshot(cls, *, snapshot_location: str, snapshots: list,
+                       name_order: dict[str, int] | None = None) -> None:
+        """One file, one snapshot: written by strata, never through a link (syrupy's
+        own makes the folders and opens the file following links)."""
+        for data, _, _ in snapshots[:1]:
+            _write_snapshot(snapshot_location, cls.serialize_text(data))
+
+    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
+        _delete(snapshot_location)
+
     def read_snapshot_collection(self, *, snapshot_location: str) -> SnapshotCollection:
         collection = SnapshotCollection(location=snapshot_location)
         collection.add(Snapshot(name=self._name(snapshot_location)))
         return collection
 
     def serialize(self, data, **kwargs) -> str:
+        return self.serialize_text(data)
+
+    @staticmethod
+    def serialize_text(data) -> str:
         if not isinstance(data, str):
             raise TypeError(f"SQL snapshots are text, got {type(data).__name__}")
         return data

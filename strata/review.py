@@ -14,6 +14,11 @@ its own name, any other gets a safe one with a hash), and the text is what
 The text must not depend on the machine or on where the command runs: a file
 source's path is written relative to the module's directory (Spark's absolute
 `file://` URI with `<module>` in place of that directory).
+
+The folders are reached, and the files written, read back and deleted, without
+following a symbolic link (strata/safefiles.py: a planted link is E130), and the only
+files ever deleted are strata's own (`is_snapshot_file`): a README or a team's own
+query in a dialect folder stays.
 """
 
 from __future__ import annotations
@@ -21,14 +26,18 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from strata.buildfiles import SUFFIX, file_name, write_files
+from strata.buildfiles import SUFFIX, file_name
 from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError, fail
+from strata.safefiles import Folder, Place, open_folder
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module
+from strata.textsafe import escape_unprintable
 
 DEFAULT_DIR = "sql_snapshots"
 MODULE_MARK = "<module>"  # stands for the module's directory in a snapshot
@@ -74,8 +83,17 @@ def model_texts(module: Module, dialect: str, base: Path) -> dict[str, str]:
             for model, stmts in by_model.items()}
 
 
-def choose_dialects(given: list[str], directory: Path) -> list[str]:
-    """The dialects given; else those already locked under `directory` (so CI's
+def snapshot_place(module_path: str | os.PathLike, directory: str | None = None) -> Place:
+    """Where the dialect folders are: `--dir` as given, else `sql_snapshots/` beside
+    the module. Reached without a link (strata/safefiles.py): the default folder and
+    every dialect folder below either are strata's own, never a link."""
+    if directory is not None:
+        return Place.given(directory)
+    return Place(default_dir(module_path).parent, (DEFAULT_DIR,))
+
+
+def choose_dialects(given: list[str], place: Place) -> list[str]:
+    """The dialects given; else those already locked under `place` (so CI's
     `strata snapshot MODULE --check` checks every folder the team keeps); else the
     default dialect."""
     import dialects
@@ -83,15 +101,69 @@ def choose_dialects(given: list[str], directory: Path) -> list[str]:
     if given:
         return list(dict.fromkeys(given))
     try:
-        locked = sorted(p.name for p in directory.glob("*") if p.is_dir()
-                        and p.name in dialects.DIALECTS) if directory.is_dir() else []
-    except OSError:  # a folder the OS refuses to look at (too long a name): none locked
-        locked = []  # there; writing into it says what is wrong (E093)
+        with open_folder(place) as folder:
+            locked = [n for n in folder.folders() if n in dialects.DIALECTS]
+    except OSError:  # none yet, or a folder the OS refuses to look at (too long a
+        locked = []  # name): none locked there; writing into it says what is wrong
     return locked or [dialects.DEFAULT]
 
 
 def snapshot_path(directory: Path, dialect: str, model: str) -> Path:
     return directory / dialect / file_name(model)
+
+
+# Which files in a dialect folder are strata's, the only ones it ever deletes: a
+# regular file directly inside (not in a sub-folder, not a link), named as
+# strata/buildfiles.py names a model's file, that starts with the `-- model NAME`
+# header strata writes. A README, a sub-folder, a query of the team's own stay.
+_OWN_NAME = re.compile(r"[A-Za-z0-9_]{1,64}(-[0-9a-f]{16})?" + re.escape(SUFFIX))
+HEADER = b"-- model "
+
+
+def is_snapshot_file(folder: Folder, name: str) -> bool:
+    """`name` in `folder` is a file strata wrote (see above)."""
+    return _OWN_NAME.fullmatch(name) is not None and \
+        folder.head(name, len(HEADER)) == HEADER
+
+
+def stale_files(folder: Folder, owned: set[str]) -> list[str]:
+    """Strata's files in `folder` that no model of the module owns any more."""
+    return [n for n in folder.files() if n not in owned and is_snapshot_file(folder, n)]
+
+
+@contextlib.contextmanager
+def opened(place: Place, create: bool = False) -> Iterator[Folder | None]:
+    """The folder at `place` (None when it does not exist and is not to be made);
+    E130 at a link on the way, E093 when the OS refuses it."""
+    try:
+        folder = open_folder(place, create=create)
+    except FileNotFoundError:
+        if create:
+            raise _os_error("create", place.path, FileNotFoundError()) from None
+        folder = None
+    except OSError as err:
+        raise _os_error("create" if create else "read", place.path, err) from None
+    try:
+        yield folder
+    finally:
+        if folder is not None:
+            folder.close()
+
+
+def read_locked(folder: Folder | None, name: str, shown: Path) -> str | None:
+    """The locked text of file `name`, None if there is none (a link is E130)."""
+    if folder is None:
+        return None
+    try:
+        return folder.read_text(name)
+    except (OSError, UnicodeDecodeError) as err:
+        raise _os_error("read", shown, err) from None
+
+
+def _os_error(verb: str, shown: Path, err: Exception) -> StrataError:
+    reason = getattr(err, "strerror", None) or err
+    return fail("E093", f"cannot {verb} `{escape_unprintable(str(shown))}`: {reason}", None,
+                "remove what is in the way, or choose another --dir")
 
 
 @dataclass(frozen=True)
@@ -126,56 +198,71 @@ class Review:
                 "written": list(self.written)}
 
 
-def compare(module: Module, dialects: list[str], base: Path, directory: Path) -> list[Change]:
-    """Every difference between the files under `directory` and the module's SQL."""
+def compare(module: Module, dialects: list[str], base: Path, place: Place) -> list[Change]:
+    """Every difference between strata's files under `place` and the module's SQL."""
     changes: list[Change] = []
     for dialect in dialects:
         texts = model_texts(module, dialect, base)
-        owned = set()
-        for model, text in texts.items():
-            path = snapshot_path(directory, dialect, model)
-            owned.add(path.name)
-            locked = _read(path)
-            if locked != text:
-                kind = "new" if locked is None else "changed"
-                changes.append(Change(dialect, model, str(path), kind,
-                                      unified_diff(locked or "", text, str(path))))
-        for path in _stale_files(directory / dialect, owned):
-            changes.append(Change(dialect, None, str(path), "removed",
-                                  unified_diff(_read(path) or "", "", str(path))))
+        where = place / dialect
+        with opened(where) as folder:
+            owned = set()
+            for model, text in texts.items():
+                name = file_name(model)
+                owned.add(name)
+                shown = where.path / name
+                locked = read_locked(folder, name, shown)
+                if locked != text:
+                    kind = "new" if locked is None else "changed"
+                    changes.append(Change(dialect, model, str(shown), kind,
+                                          unified_diff(locked or "", text, str(shown))))
+            for name in stale_files(folder, owned) if folder is not None else []:
+                shown = where.path / name
+                changes.append(Change(dialect, None, str(shown), "removed", unified_diff(
+                    read_locked(folder, name, shown) or "", "", str(shown))))
     return changes
 
 
-def write(module: Module, dialects: list[str], base: Path, directory: Path) -> list[str]:
-    """Write every model's file; remove `.sql` files no model owns any more (a
+def write(module: Module, dialects: list[str], base: Path, place: Place) -> list[str]:
+    """Write every model's file; remove strata's files no model owns any more (a
     deleted or renamed model), so the pull request shows that too. Returns the
     paths written or removed."""
     touched: list[str] = []
     for dialect in dialects:
         texts = model_texts(module, dialect, base)
-        target = directory / dialect
-        changed = {m: t for m, t in texts.items()
-                   if _read(snapshot_path(directory, dialect, m)) != t}
-        touched += write_files(changed, str(target)).values()
-        owned = {file_name(m) for m in texts}
-        for path in _stale_files(target, owned):
-            try:
-                path.unlink()
-            except OSError as err:
-                raise fail("E093", f"cannot remove `{path}`: {err.strerror or err}") from None
-            touched.append(str(path))
+        where = place / dialect
+        with opened(where, create=True) as folder:
+            for model, text in texts.items():
+                name = file_name(model)
+                shown = where.path / name
+                if read_locked(folder, name, shown) != text:
+                    write_locked(folder, name, text, shown)
+                    touched.append(str(shown))
+            for name in stale_files(folder, {file_name(m) for m in texts}):
+                try:
+                    folder.remove_own(name, is_snapshot_file)
+                except OSError as err:
+                    raise _os_error("remove", where.path / name, err) from None
+                touched.append(str(where.path / name))
     return touched
+
+
+def write_locked(folder: Folder, name: str, text: str, shown: Path) -> None:
+    try:
+        folder.write_text(name, text)
+    except OSError as err:
+        raise _os_error("write", shown, err) from None
 
 
 def review(module: Module, module_path: str, dialects: list[str],
            directory: str | None = None, check: bool = False) -> Review:
     """`strata snapshot`: write the files (or with check=True only compare them) for
-    `module`, loaded from `module_path`."""
+    `module`, loaded from `module_path`. Everything is compared (and so every link on
+    the way refused) before anything is written."""
     base = module_base(module_path)
-    where = Path(directory) if directory is not None else default_dir(module_path)
-    changes = compare(module, dialects, base, where)
-    written = () if check else tuple(write(module, dialects, base, where))
-    return Review(str(where), tuple(dialects), len(module.order), tuple(changes), written)
+    place = snapshot_place(module_path, directory)
+    changes = compare(module, dialects, base, place)
+    written = () if check else tuple(write(module, dialects, base, place))
+    return Review(str(place.path), tuple(dialects), len(module.order), tuple(changes), written)
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
@@ -183,20 +270,3 @@ def unified_diff(old: str, new: str, path: str) -> str:
                                         new.splitlines(keepends=True),
                                         fromfile=f"{path} (locked)",
                                         tofile=f"{path} (compiled now)"))
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as err:
-        raise fail("E093", f"cannot read `{path}`: {getattr(err, 'strerror', None) or err}",
-                   None, "remove what is in the way, or choose another --dir") from None
-
-
-def _stale_files(folder: Path, owned: set[str]) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir()
-                  if p.name.endswith(SUFFIX) and p.name not in owned and p.is_file())

@@ -12,11 +12,14 @@ could overwrite a user's files, so that is refused (E110) before anything is wri
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from strata.diagnostics import fail
+from strata.diagnostics import StrataError, fail
+from strata.safefiles import Folder, Place, open_folder
+from strata.textsafe import escape_unprintable
 
 CUSTOMERS_CSV = """\
 id,name,country
@@ -129,35 +132,70 @@ def scaffold_files(name: str) -> dict[str, str]:
 
 
 def init_module(directory: str) -> Scaffold:
-    """Write a new module into `directory` (created if missing; refused unless empty)."""
-    target = Path(directory)
-    _require_empty(target, directory)
-    files = scaffold_files(target.resolve().name or "strata module")
+    """Write a new module into `directory` (created if missing; refused unless empty).
+
+    The directory is opened once, without following a link, and every file and
+    folder is made new inside it (O_EXCL, no link followed): whatever appears there
+    between the emptiness check and the writes (a planted `data` link) makes init
+    stop, never write through it."""
+    files = scaffold_files(Path(directory).resolve().name or "strata module")
+    try:
+        with open_folder(Place.given(directory), create=True) as target:
+            _require_empty(target, directory)
+            pause_point("init_checked")
+            _write_new(target, files)
+    except StrataError:
+        raise
+    except FileExistsError as err:
+        raise fail("E110", f"`{escape_unprintable(directory)}` changed while init wrote "
+                   f"into it: `{escape_unprintable(err.filename or '')}` appeared", None,
+                   "init writes only into a missing or empty directory; run it again on "
+                   "a new one") from None
+    except NotADirectoryError:
+        raise fail("E110", f"`{escape_unprintable(directory)}` exists and is not a "
+                   "directory", None,
+                   "give a new directory name, e.g. strata init my_project") from None
+    except OSError as err:
+        raise fail("E110", f"cannot write the new module into "
+                   f"`{escape_unprintable(directory)}`: {err.strerror or err}", None,
+                   "choose a directory you can write to") from None
+    return Scaffold(str(Path(directory)), tuple(files))
+
+
+def _write_new(target: Folder, files: dict[str, str]) -> None:
+    """Each file made new, each folder made new (one level: `data/`)."""
+    made: dict[str, Folder] = {}
     try:
         for rel, text in files.items():
-            path = target / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "x", encoding="utf-8") as out:  # "x": never overwrite
-                out.write(text)
-    except OSError as err:
-        raise fail("E110", f"cannot write the new module into `{directory}`: "
-                   f"{err.strerror or err}", None,
-                   "choose a directory you can write to") from None
-    return Scaffold(str(target), tuple(files))
+            folder_name, _, name = rel.rpartition("/")
+            if folder_name and folder_name not in made:
+                try:
+                    made[folder_name] = target.folder(folder_name, new=True)
+                except FileExistsError:
+                    raise FileExistsError(errno.EEXIST, "exists", folder_name) from None
+            try:
+                (made[folder_name] if folder_name else target).create_text(name, text)
+            except FileExistsError:
+                raise FileExistsError(errno.EEXIST, "exists", rel) from None
+    finally:
+        for folder in made.values():
+            folder.close()
 
 
-def _require_empty(target: Path, shown: str) -> None:
-    if not os.path.lexists(target):
-        return
-    if not target.is_dir():
-        raise fail("E110", f"`{shown}` exists and is not a directory", None,
-                   "give a new directory name, e.g. strata init my_project")
-    try:
-        entries = sorted(os.listdir(target))
-    except OSError as err:
-        raise fail("E110", f"cannot read `{shown}`: {err.strerror or err}") from None
+def pause_point(step: str) -> None:
+    """The tests' pause point (strata.engine.warehouse.crash_point), imported only when
+    asked for: init must not pay for the engine's imports."""
+    if os.environ.get("STRATA_PAUSE_AT") == step:
+        from strata.engine.warehouse import crash_point
+
+        crash_point(step)
+
+
+def _require_empty(target: Folder, shown: str) -> None:
+    entries = target.names()
     if entries:
-        listed = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
-        raise fail("E110", f"`{shown}` is not empty ({listed})", None,
+        listed = ", ".join(escape_unprintable(e) for e in entries[:3]) + (
+            ", ..." if len(entries) > 3 else "")
+        raise fail("E110", f"`{escape_unprintable(shown)}` is not empty ({listed})", None,
                    "init writes a new module only into a missing or empty directory, so "
                    "it never overwrites a file; give a new directory name")

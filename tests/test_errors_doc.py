@@ -89,6 +89,7 @@ def test_every_example_prints_what_the_doc_shows() -> None:
                      "E061", "E062", "E063", "E064", "E067", "E068", "E069", "E096", "E110", "E117",
                      "E119", "E120", "E121",
                      *(f"E{n:03d}" for n in range(70, 86))}
+    not_from_text |= {"E130"}  # a planted link in a folder strata writes
     assert checked == set(CATALOGUE) - not_from_text
 
 

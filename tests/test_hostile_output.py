@@ -7,7 +7,7 @@ A quoted model name may hold any character but a backtick (`` `x\\nDROP TABLE v;
   (item 1): the comment holds the whole header in every dialect, and the script run
   by a real DuckDB drops nothing;
 - `build`'s file names (item 2): one file per model, directly inside -o DIR, never
-  through a link already there, distinct on case- and normalisation-blind disks;
+  through (nor over) a link already there, distinct on case- and normalisation-blind disks;
 - terminal lines (item 3): the run progress line, plain command output, diagnostics
   with their source line and hints: no raw control character;
 - JSON: escaped by json.dumps, read back to the exact names.
@@ -190,20 +190,20 @@ def test_item2_file_names_keep_plain_names_and_are_safe(tmp_path: Path) -> None:
 
 def test_item2_build_does_not_follow_a_link_in_out_dir(tmp_path: Path) -> None:
     """A link planted at a model's file, to an existing file and to a missing one
-    outside DIR: build replaces the links; neither target is written."""
+    outside DIR: build refuses it (E130, issue 39); neither target is written, and
+    the links stay as they are (build never deletes what it did not write)."""
     out = tmp_path / "out"
     out.mkdir()
     precious = tmp_path / "precious.txt"
     precious.write_text("keep me\n")
-    (out / "plain.sql").symlink_to(precious)
-    (out / file_name("../x")).symlink_to(tmp_path / "created_outside.sql")
-    path = module(tmp_path / "m.strata", ["plain", "../x"])
-    cli("build", str(path), "-o", "out", cwd=tmp_path)
+    for name, target in (("plain", precious), ("../x", tmp_path / "created_outside.sql")):
+        (out / file_name(name)).symlink_to(target)
+        path = module(tmp_path / "m.strata", [name])
+        _, err = cli("build", str(path), "-o", "out", cwd=tmp_path, code=1)
+        assert "error[E130]" in err and f"out/{file_name(name)}" in err
+        assert (out / file_name(name)).readlink() == target
     assert precious.read_text() == "keep me\n"
     assert not (tmp_path / "created_outside.sql").exists()
-    for name in ("plain", "../x"):
-        written = out / file_name(name)
-        assert not written.is_symlink() and "-- model" in written.read_text()
 
 
 def test_item2_a_file_that_cannot_be_written_is_E093(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from strata.cli.compile_cmds import load_checked
 from strata.cli.main import cli, handled
 from strata.diagnostics import fail
 from strata.graph import build_graph, dot, mermaid
+from strata.safefiles import Place, write_file
 from strata.textsafe import escape_unprintable
 
 FORMATS = ("html", "mermaid", "dot")
@@ -50,7 +51,7 @@ def graph_cmd(module: str, warehouse: str | None, branch: str, fmt: str,
         sys.stdout.write(text)
         return
     try:
-        Path(target).write_text(text, encoding="utf-8")
+        write_file(Place.given(target), text)
     except OSError as err:
         raise fail("E093", f"cannot write `{escape_unprintable(target)}`: "
                    f"{err.strerror or err}", None,

@@ -4,14 +4,13 @@ model's SQL as .sql files for review in pull requests (strata/review.py)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 import dialects
 from strata.cli.compile_cmds import json_option, load_checked
 from strata.cli.main import cli, console, handled, print_json
-from strata.review import DEFAULT_DIR, Review, choose_dialects, default_dir, review
+from strata.review import DEFAULT_DIR, Review, choose_dialects, review, snapshot_place
 
 
 @cli.command(name="snapshot")
@@ -34,8 +33,7 @@ def snapshot_cmd(module: str, dialect_names: tuple[str, ...], directory: str | N
     for name in dialect_names:
         dialects.get(name)
     checked = load_checked(module)  # a path the OS refuses is E005 before it is used
-    names = choose_dialects(list(dialect_names),
-                            Path(directory) if directory is not None else default_dir(module))
+    names = choose_dialects(list(dialect_names), snapshot_place(module, directory))
     result = review(checked, module, names, directory, check=check)
     if as_json:
         print_json(result.to_json())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
@@ -21,6 +21,7 @@ from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, model_query
+from strata.sqlgen.clock import RunClock
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import (
@@ -39,11 +40,16 @@ def view_name(model: str) -> str:
     return f"v_{model}"
 
 
-def compile_relations(module: Module, dialect: Dialect) -> Relations:
+def compile_relations(module: Module, dialect: Dialect,
+                      clock: RunClock | None = None) -> Relations:
     """Relations as a reader of the warehouse sees them: sources by their physical
-    table (or file), models by their live view."""
+    table (or file), models by their live view; run_date() and run_timestamp() as
+    `clock` binds them, or as `$run_date` placeholders (review files: the same text
+    every day)."""
 
     def relation(ref: RelationRef, alias: str | None) -> exp.Expression:
+        if ref.kind == "clock":
+            return clock.literal(ref.name) if clock else exp.Placeholder(this=ref.name)
         if ref.kind == "model":
             node = table(view_name(ref.name))
         else:
@@ -115,15 +121,22 @@ def require_ok(module: Module) -> None:
 def compile_statements(module: Module, dialect_name: str = dialects.DEFAULT,
                        models: list[str] | None = None,
                        watermark: str | None = None,
-                       keep_trees: bool = True) -> list[Statement]:
+                       keep_trees: bool = True,
+                       clock: RunClock | None | str = "now") -> list[Statement]:
     """Every statement `compile --show-sql` prints, in dependency order.
 
     keep_trees=False drops each tree once it is rendered: a caller that only prints
     the text then holds ~1 KB per model instead of ~80 KB, and the garbage collector,
-    which scans every live object, no longer slows as the module grows."""
+    which scans every live object, no longer slows as the module grows. `clock`: the
+    moment run_date()/run_timestamp() read ("now": as a run now would; the header says
+    it), or None for `$run_date` placeholders (review files stay the same every day)."""
     require_ok(module)
+    if clock == "now":
+        from strata.engine.clock import run_clock
+
+        clock = run_clock()
     dialect = dialects.get(dialect_name)
-    relations = compile_relations(module, dialect)
+    relations = compile_relations(module, dialect, clock)
     out: list[Statement] = []
     selected = select_models(module, models)
     if watermark is not None and not any(_merges(module.plan(m)) for m in selected):
@@ -133,12 +146,21 @@ def compile_statements(module: Module, dialect_name: str = dialects.DEFAULT,
     for name in selected:
         try:
             made = _model_statements(module, name, dialect, relations, watermark)
+            if clock is not None and (reads := module.plan(name).clock):
+                shown = ", ".join(f"{n}() = {clock.value(n)}" for n in sorted(reads))
+                made = [replace(s, label=f"{s.label}; {shown}") for s in made]
             out.extend(made if keep_trees else
                        [Statement(s.model, s.label, None, s.sql) for s in made])
         except RecursionError:
             raise fail("E092", f"model `{name}` nests an expression too deeply to render",
                        module.models[name].decl.name_span, TOO_DEEP_HINT) from None
     return out
+
+
+def clock_reads(module: Module, name: str) -> set[str]:
+    """run_date()/run_timestamp() a model's rows depend on: its own calls and those of
+    every model upstream of it."""
+    return {n for m in module.upstream([name]) for n in module.plan(m).clock}
 
 
 def _merges(plan) -> bool:

@@ -226,6 +226,8 @@ class Plan:
     reads: list[RelationRef]  # every relation read, in order, without duplicates
     incremental: Incremental | None = None
     pins: list[PinSpec] = field(default_factory=list)
+    # run_date()/run_timestamp() read by the model itself (strata/sqlgen/clock.py)
+    clock: frozenset[str] = frozenset()
 
     @property
     def has_join_setop_or_expand(self) -> bool:

@@ -136,7 +136,7 @@ def output(prelude_text: str, body: str) -> tuple[str, str]:
             return "text", _test_output(module, tests, prelude_text.count("\n"))
         if not models:
             raise ValueError(f"this example declares no model or test:\n{body}")
-        statements = compile_statements(module, DIALECT, models)
+        statements = compile_statements(module, DIALECT, models, clock=None)
         return "sql", format_statements(statements).rstrip("\n") + "\n"
 
 
@@ -200,7 +200,7 @@ def expression_sql(prelude_text: str, name: str, example: str) -> str:
         if module.diagnostics:
             raise ValueError(f"the example of `{name}` fails: `{example}`: "
                              + "; ".join(d.message for d in module.diagnostics))
-        statement = compile_statements(module, DIALECT, ["function_example"])[0]
+        statement = compile_statements(module, DIALECT, ["function_example"], clock=None)[0]
     for alias in statement.tree.find_all(exp.Alias):
         if alias.alias == EXAMPLE_ALIAS:
             return dialects.get(DIALECT).render(alias.this, pretty=False)

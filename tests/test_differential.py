@@ -32,6 +32,7 @@ generated tables are loaded into each engine row by row, which takes minutes.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import re
 import runpy
@@ -52,10 +53,12 @@ from strata.semantics.functions import CATALOGUE, EXTRACT_PARTS
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module
 from strata.semantics.types import Type
+from strata.sqlgen.clock import RunClock
 
 CORNERS_DIR = Path(__file__).resolve().parent / "differential"
 ENGINES = ("postgres", "spark")
 WATERMARK = "2024-02-01"  # splits the examples' data: a real delta, a real previous view
+CLOCK = RunClock(dt.datetime(2024, 2, 29, 13, 45, 30))  # run_date()/run_timestamp(), fixed
 SHOWN = 12  # rows of a difference shown in a failure
 
 
@@ -101,7 +104,8 @@ def statements(name: str, dialect: str) -> dict[tuple[str, str], Statement | Str
         try:
             with contextlib.chdir(ROOT):
                 stmts = compile_statements(mod, dialect, models=[model],
-                                           watermark=WATERMARK if _merges(mod, model) else None)
+                                           watermark=WATERMARK if _merges(mod, model) else None,
+                                           clock=CLOCK)
         except StrataError as err:
             out[(model, "full")] = err
             continue

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import click
 
-from strata.cli.compile_cmds import json_option, load_checked, models_option, split_names
+from strata.cli.compile_cmds import (
+    at_option,
+    json_option,
+    load_checked,
+    models_option,
+    split_names,
+)
 from strata.cli.main import cli, console, handled, print_json
 from strata.cli.run_cmds import print_report, progress_printer, warehouse_option, workers_option
 from strata.engine.backfill import backfill
+from strata.engine.clock import run_clock
 
 
 @cli.command(name="backfill")
@@ -21,15 +28,18 @@ from strata.engine.backfill import backfill
               help="Why the run is corrected (required; recorded in the history).")
 @warehouse_option
 @workers_option
+@at_option
 @json_option
 @handled
 def backfill_cmd(module: str, run_id: str, sources: tuple[str, ...], models: str | None,
-                 reason: str | None, warehouse: str, workers: int, as_json: bool) -> None:
+                 reason: str | None, warehouse: str, workers: int, at: str | None,
+                 as_json: bool) -> None:
     """Re-run RUN_ID with corrected sources under an audited reason: only the models
     downstream of a corrected source are rebuilt; RUN_ID stays intact."""
     mod = load_checked(module)
     report = backfill(mod, warehouse, run_id, sources, split_names(models, code="E085"), reason,
-                      module_path=module, progress=progress_printer(as_json), workers=workers)
+                      module_path=module, progress=progress_printer(as_json), workers=workers,
+                      clock=run_clock(at) if at is not None else None)
     if as_json:
         print_json(report.to_json())
         return
@@ -39,8 +49,6 @@ def backfill_cmd(module: str, run_id: str, sources: tuple[str, ...], models: str
             out.print(note, markup=False, highlight=False)
         return
     print_report(report, as_json=False)
-    entry = report.entry
+    entry = report.entry  # its notes were printed with the report
     out.print(f"  backfill of run {entry.backfill_of}, reason: {entry.reason!r}", markup=False,
               highlight=False)
-    for note in report.notes:
-        out.print(f"  note: {note}", markup=False, highlight=False)

@@ -52,6 +52,9 @@ dialect_option = click.option("--dialect", "dialect", default=dialects.DEFAULT, 
 models_option = click.option("--models", "models", default=None, metavar="M1,M2",
                              help="Only these models (comma-separated).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+at_option = click.option("--at", "at", default=None, metavar="DATETIME",
+                         help="The run's date and time that run_date() and run_timestamp() "
+                              "read (default: now).")
 
 
 @cli.command()
@@ -79,15 +82,18 @@ def check(module: str, as_json: bool) -> None:
 @models_option
 @click.option("--watermark", default=None, metavar="VALUE",
               help="Embed this watermark in incremental SQL instead of a placeholder.")
+@at_option
 @json_option
 @handled
 def compile_(module: str, show_sql: bool, dialect: str, models: str | None,
-             watermark: str | None, as_json: bool) -> None:
+             watermark: str | None, at: str | None, as_json: bool) -> None:
     """Compile MODULE to SQL; with --show-sql print it (full and incremental)."""
+    from strata.engine.clock import run_clock
+
     dialects.get(dialect)
     mod = load_checked(module)
     statements = compile_statements(mod, dialect, split_names(models), watermark,
-                                    keep_trees=False)
+                                    keep_trees=False, clock=run_clock(at))
     if as_json:
         print_json([{"model": s.model, "label": s.label, "sql": s.sql} for s in statements])
     elif show_sql:

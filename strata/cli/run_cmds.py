@@ -7,7 +7,13 @@ import sys
 
 import click
 
-from strata.cli.compile_cmds import json_option, load_checked, models_option, split_names
+from strata.cli.compile_cmds import (
+    at_option,
+    json_option,
+    load_checked,
+    models_option,
+    split_names,
+)
 from strata.cli.main import cli, console, handled, print_json
 from strata.cli.render import terminal_text
 from strata.compiler import select_models
@@ -15,6 +21,7 @@ from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine import ops
 from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
+from strata.engine.clock import run_clock
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
 from strata.engine.pins import declared_unique, planned_checks
@@ -125,18 +132,20 @@ def print_report(report: RunReport, as_json: bool) -> None:
 @click.option("--full-refresh", is_flag=True,
               help="Recompute incremental models from scratch (all, or those in --models).")
 @workers_option
+@at_option
 @json_option
 @handled
 def run_cmd(module: str, warehouse: str, models: str | None, branch: str,
             overrides: tuple[str, ...], only_stale: bool, stage_only: bool, full_refresh: bool,
-            workers: int, as_json: bool) -> None:
+            workers: int, at: str | None, as_json: bool) -> None:
     """Materialize MODULE's models (and their upstream) into WAREHOUSE."""
     mod = load_checked(module)
     names = split_names(models)
     opts = RunOptions(models=names, branch=branch, overrides=parse_overrides(overrides, mod),
                       only_stale=only_stale, stage_only=stage_only, full_refresh=full_refresh,
                       full_refresh_models=names if full_refresh and names else None,
-                      module_path=module, code_cache=default_dir("code"), workers=workers)
+                      module_path=module, code_cache=default_dir("code"), workers=workers,
+                      clock=run_clock(at))
     report = run(mod, warehouse, opts, progress_printer(as_json))
     print_report(report, as_json)
 
@@ -146,15 +155,17 @@ def run_cmd(module: str, warehouse: str, models: str | None, branch: str,
 @warehouse_option
 @models_option
 @branch_option
+@at_option
 @json_option
 @handled
-def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
+def plan_cmd(module: str, warehouse: str, models: str | None, branch: str, at: str | None,
              as_json: bool) -> None:
     """Show which models a run would rebuild and why, without executing any."""
     mod = load_checked(module)
     selection = select_models(mod, split_names(models))
     closure = [m for m in mod.order if m in mod.upstream(selection)]
     code_fps = code_fingerprints(mod, closure)
+    clock = run_clock(at).fingerprints({n for m in closure for n in mod.plan(m).clock})
     wh = Warehouse.open(warehouse, read_only=True)
     try:
         ensure_branch(wh, branch)
@@ -162,7 +173,7 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
         read_then = (base.details.get("__replay") or {}).get("sources", {}) if base else {}
         live = live_snapshots(wh, branch)
         reasons = plan_reasons(mod, closure, code_fps, base, live,
-                               moved_relations(mod, read_then), H.quarantined(wh))
+                               moved_relations(mod, read_then), H.quarantined(wh), clock)
         # what a run of the whole module would drop (a --models run drops nothing)
         removed = {} if split_names(models) else vanished_views(wh, live, mod.models)
     finally:
@@ -182,11 +193,15 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str,
                                 "rebuild": not r.startswith("up to date"),
                                 "checks": checks[m][0], "skipped_checks": checks[m][1],
                                 **({"drift": drift[m]} if m in drift else {})}
-                               for m, r in reasons.items()], "note": note})
+                               for m, r in reasons.items()], "note": note, "clock": clock})
         return
     out = console()
     out.print(f"plan for branch {branch} (last run: {base.id if base else 'none'})",
               markup=False)
+    for key, value in clock.items():  # what run_date()/run_timestamp() would read
+        readers = [m for m in closure if key[:-2] in mod.plan(m).clock]
+        out.print(f"  {key} = {value} (read by {', '.join(readers)}; --at sets it)",
+                  markup=False)
     for model in removed:  # first: the one change no model line shows
         out.print(f"  - removed: v_{model} (model no longer in the module)", markup=False)
     for model, reason in reasons.items():

@@ -27,16 +27,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from strata.compiler import require_ok
+from strata.compiler import clock_reads, require_ok
 from strata.diagnostics import CATALOGUE, Diagnostic, StrataError, did_you_mean, fail
 from strata.engine import history as H
 from strata.engine.branches import ensure_branch, live_snapshots
+from strata.engine.clock import now
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.locations import DuckDBFile, parse_location
 from strata.engine.materialize import Progress, Run, RunOptions, RunReport, _merges
+from strata.engine.ops import recorded_clock
 from strata.engine.sources import bind_source, parse_overrides, prepare
 from strata.engine.warehouse import Warehouse
 from strata.semantics.module import Module
+from strata.sqlgen.clock import RunClock
 
 # Codes a backfill reports as E085: what the user asked for does not hold (run,
 # models, sources, branch), or the corrected data breaks a pin or a contract.
@@ -63,7 +66,7 @@ class BackfillPlan:
 def backfill(module: Module, warehouse: str, run_id: str, sources: Sequence[str] = (),
              models: list[str] | None = None, reason: str | None = None,
              module_path: str | None = None, progress: Progress | None = None,
-             workers: int = 1) -> RunReport:
+             workers: int = 1, clock: RunClock | None = None) -> RunReport:
     """Correct run `run_id` with `sources` (`source=table` pairs) and publish the result
     as a new backfill run on its branch. Returns the run's report: status `published`,
     or `up_to_date` when there is nothing to correct or the very same backfill is
@@ -93,12 +96,15 @@ def backfill(module: Module, warehouse: str, run_id: str, sources: Sequence[str]
             plan = plan_backfill(module, wh, run_id, corrected, models)
             if not plan.rebuild:
                 return _nothing_to_correct(plan)
+            bound, said = _backfill_clock(module, plan, clock)
+            plan.notes.extend(said)
             opts = RunOptions(
                 models=plan.selection, branch=plan.of.branch, overrides=plan.overrides,
                 kind="backfill", backfill_of=plan.of.id, reason=reason, keep=plan.keep,
                 rebuild=set(plan.rebuild), rebuild_reasons=plan.rebuild,
                 force_full=plan.force_full, source_fingerprints=plan.source_fingerprints,
-                skip_if_published=True, module_path=module_path, workers=workers)
+                skip_if_published=True, module_path=module_path, workers=workers,
+                clock=bound)
             report = Run(module, wh, opts, progress).execute()
         finally:
             wh.close()
@@ -110,6 +116,22 @@ def backfill(module: Module, warehouse: str, run_id: str, sources: Sequence[str]
     else:
         report.notes = plan.notes + report.notes
     return report
+
+
+def _backfill_clock(module: Module, plan: BackfillPlan,
+                    given: RunClock | None) -> tuple[RunClock, list[str]]:
+    """The clock the backfill's models read: the corrected run's (a correction of
+    yesterday's run still sees yesterday), unless `--at` says otherwise; and a note
+    saying which, where a rebuilt model reads it."""
+    recorded = recorded_clock(plan.of.source_fingerprints) or RunClock.parse(
+        plan.of.started_at)
+    clock = given or recorded or RunClock(now())
+    read = sorted({n for m in plan.rebuild for n in clock_reads(module, m)})
+    if not read:
+        return clock, []
+    values = ", ".join(f"{n}() = {clock.value(n)}" for n in read)
+    whose = "as given by --at" if given else f"run {plan.of.id}'s (--at changes it)"
+    return clock, [f"{values}: {whose}"]
 
 
 def plan_backfill(module: Module, wh: Warehouse, run_id: str, corrected: dict[str, str],

@@ -24,3 +24,18 @@ def now() -> dt.datetime:
 
 def now_text() -> str:
     return now().isoformat(sep=" ")
+
+
+def run_clock(at: str | None = None):
+    """The moment run_date()/run_timestamp() are bound to: `--at` when given (a date,
+    or a date and time), else now (STRATA_NOW when set). A value that is neither is
+    E084."""
+    from strata.sqlgen.clock import RunClock
+
+    if at is None:
+        return RunClock(now())
+    found = RunClock.parse(at)
+    if found is None:
+        raise fail("E084", f"--at `{at}` is not a date or a date and time", None,
+                   "write it as 2026-01-31 or 2026-01-31 12:00:00 (ISO 8601)")
+    return found

@@ -20,6 +20,7 @@ from dialects import duckdb as duck
 from strata.plan import Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
+from strata.sqlgen.clock import clock_column
 from strata.sqlgen.names import table
 
 
@@ -91,6 +92,8 @@ def describe(con, relation_sql: str) -> list[tuple[str, str]]:
 
 # ---------------------------------------------------------------- code
 def _canonical_relation(ref: RelationRef, alias: str | None) -> exp.Expression:
+    if ref.kind == "clock":  # the placeholder stays: the code does not move with time
+        return clock_column(ref.name)
     return table("__" + ref.kind, ref.name, alias=alias)
 
 

@@ -23,7 +23,7 @@ from strata.engine import code_cache, failures, incremental, staleness
 from strata.engine import history as H
 from strata.engine.adapters.base import Adapter, Relation
 from strata.engine.branches import check_view_names, ensure_branch, live_snapshots
-from strata.engine.clock import now_text
+from strata.engine.clock import now, now_text
 from strata.engine.fingerprints import (
     RowHash,
     code_fingerprints,
@@ -52,6 +52,7 @@ from strata.engine.warehouse import (
 from strata.plan import JoinStage, Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
+from strata.sqlgen.clock import RunClock, relink_clock
 from strata.sqlgen.names import dotted, ident, table
 from strata.sqlgen.relink import relink
 
@@ -66,6 +67,9 @@ class RunOptions:
     full_refresh: bool = False
     full_refresh_models: list[str] | None = None  # --full-refresh with --models: only these
     kind: str = "run"  # run | backfill
+    # the moment run_date()/run_timestamp() read (None: now); a backfill passes the
+    # corrected run's, replay the recorded one
+    clock: RunClock | None = None
     backfill_of: str | None = None
     reason: str | None = None
     # backfill: keep these snapshots as they are, rebuild only `rebuild` (None: decide)
@@ -248,6 +252,7 @@ class Run:
         which snapshots merges read, the run id; the registry as the run needs it. A
         report instead when there is nothing to do."""
         started = time.perf_counter()
+        self.clock = self.opts.clock or RunClock(now())
         started_at = now_text()
         module, opts, wh = self.module, self.opts, self.wh
         require_ok(module)
@@ -284,6 +289,10 @@ class Run:
         self.code_key = module_key(module)
         code_fps = (reusable_code_fingerprints(base, self.code_key, closure, self.canonical)
                     or self._code_fingerprints(closure))
+        # the run's clock, where a model reads it: an input like a source's data, so
+        # a new value makes those models (and what reads them) stale, and only them
+        clock_read = {n for m in closure for n in module.plan(m).clock}
+        source_fps.update(self.clock.fingerprints(clock_read))
         live = live_snapshots(wh, opts.branch)
         if not opts.stage_only:  # E094: a name a live view needs is taken, before any work
             check_view_names(wh, opts.branch, closure)
@@ -546,6 +555,8 @@ class Run:
             "nothing was published")
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
+        if ref.kind == "clock":
+            return self.clock.literal(ref.name)
         if ref.kind == "source":
             node = self.bindings[ref.name].engine_relation.copy()
         else:
@@ -565,6 +576,9 @@ class Run:
         if canonical is not None and self.ad.relinks_canonical_text:
             targets = {(r.kind, r.name): self.relation_text(r) for r in plan.reads}
             relinked = relink(canonical, plan, targets)
+            if relinked is not None and plan.clock:
+                relinked = relink_clock(relinked, {n: self.ad.render(self.clock.literal(n))
+                                                   for n in plan.clock})
             if relinked is not None:
                 return None, relinked
         tree = model_query(plan, self.relations)

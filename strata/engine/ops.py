@@ -23,6 +23,7 @@ from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
 from strata.engine.staleness import drop_views, vanished_views
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
+from strata.sqlgen.clock import RunClock, is_clock
 
 _NO_SNAPSHOTS_HINT = {
     "stage": "stage-only runs publish nothing",
@@ -491,6 +492,13 @@ def _scratch_table(wh: Warehouse, target: Relation, tree: exp.Expression,
                    f"SQL of `{target.name}`: {err}") from None
 
 
+def recorded_clock(fingerprints: dict[str, str]) -> RunClock | None:
+    """The clock a run bound run_date()/run_timestamp() to, from what it recorded
+    beside its sources' fingerprints (None when no model of it read the clock)."""
+    text = fingerprints.get("run_timestamp()") or fingerprints.get("run_date()")
+    return RunClock.parse(text) if text else None
+
+
 def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
                    records: dict[str, H.SnapshotRecord], replay: Replay) -> None:
     """Recompute the models of `entry`'s recipe into scratch tables, comparing those in
@@ -499,7 +507,10 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
     scratch: dict[str, str] = {}
     loaded = ad.relations(INTERNAL)  # src_ tables of files loaded by runs
     try:
+        clock = recorded_clock(recipe["source_fingerprints"])
         for name, fp in recipe["source_fingerprints"].items():
+            if name not in recipe["sources"]:  # `run_date()`: the run's clock, not data
+                continue
             now_fp = _source_fingerprint(wh, recipe["sources"][name],
                                          recipe["source_columns"][name])
             if now_fp != fp:
@@ -515,6 +526,8 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
                     upstream[model] |= upstream.get(node.name, set())
 
             def bind(node, own=own):
+                if is_clock(node):  # the run's date and time, as recorded
+                    return clock.literal(node.name)
                 if isinstance(node, exp.Table) and node.db in ("__source", "__model"):
                     new = (_source_read(wh, node.name, recipe, loaded, own)
                            if node.db == "__source"

@@ -17,6 +17,7 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
         return {m: "never built on this branch" for m in closure}
     changed = {s for s, fp in source_fps.items() if base.source_fingerprints.get(s) != fp}
     records = registry.of(base.snapshots.values())
+    clock = clock_changes(module, closure, source_fps, base) if changed else {}
     reasons: dict[str, str] = {}
     for name in closure:
         reason = None
@@ -28,6 +29,8 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
             hit = sorted(module.sources_upstream(name) & changed)
             if hit:
                 reason = f"source `{hit[0]}` changed"
+            elif name in clock:
+                reason = clock[name]
             elif live.get(name) != base.snapshots[name]:
                 reason = "live view differs from the last run"
             else:
@@ -37,6 +40,27 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
         if reason:
             reasons[name] = reason
     return reasons
+
+
+def clock_changes(module: Module, closure: list[str], source_fps: dict[str, str],
+                   base: H.HistoryEntry) -> dict[str, str]:
+    """model -> why it is stale because the run's clock moved: it, or a model it
+    reads, calls run_date()/run_timestamp() and the value differs from the last run's
+    (recorded beside the sources' fingerprints as `run_date()`)."""
+    moved = {}
+    for key, value in source_fps.items():
+        if key.endswith("()") and base.source_fingerprints.get(key) != value:
+            then = base.source_fingerprints.get(key, "not read")
+            moved[key[:-2]] = f"`{key}` changed ({then} -> {value})"
+    if not moved:
+        return {}
+    reads: dict[str, set[str]] = {}
+    for name in module.order:  # upstream first: a model reads what its inputs read
+        if name in closure:
+            info = module.models[name]
+            reads[name] = set(module.plan(name).clock).union(
+                *(reads.get(m, set()) for m in info.models_read))
+    return {m: moved[min(r & set(moved))] for m, r in reads.items() if r & set(moved)}
 
 
 def quarantined_models(models: list[str], base: H.HistoryEntry | None,
@@ -59,12 +83,15 @@ def quarantined_models(models: list[str], base: H.HistoryEntry | None,
 def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
                  base: H.HistoryEntry | None, live: dict[str, str],
                  moved: dict[str, str] | None = None,
-                 quarantined: dict[str, H.Quarantined] | None = None) -> dict[str, str]:
+                 quarantined: dict[str, H.Quarantined] | None = None,
+                 clock: dict[str, str] | None = None) -> dict[str, str]:
     """What `strata plan` can tell without reading data: code, presence, live views,
     sources the module now points at another table or file (`moved`: source -> what
-    it reads now), and quarantined snapshots (read from the history, not the data)."""
+    it reads now), quarantined snapshots (read from the history, not the data), and
+    the run's clock (`clock`: `run_date()` -> the value a run now would bind)."""
     out = {}
     moved = moved or {}
+    ticked = clock_changes(module, models, clock, base) if clock and base else {}
     damaged = quarantined_models(models, base, live, quarantined or {})
     for name in models:
         hit = sorted(module.sources_upstream(name) & set(moved))
@@ -74,6 +101,8 @@ def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
             out[name] = "code changed"
         elif hit:
             out[name] = f"source `{hit[0]}` now reads `{moved[hit[0]]}`"
+        elif name in ticked:
+            out[name] = ticked[name]
         elif live.get(name) != base.snapshots[name]:
             out[name] = "live view differs from the last run"
         elif name in damaged:

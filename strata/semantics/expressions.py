@@ -81,6 +81,7 @@ class ExprContext:
     group_keys: frozenset[int] | None = None  # in `aggregate`: columns usable bare
     over: bool = False  # the derive after `window`: window functions allowed (windows.py)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    clock: set[str] | None = None  # the model's run_date()/run_timestamp() calls, noted
 
 
 class ExpressionTyper:
@@ -279,9 +280,10 @@ class ExpressionTyper:
         name = node.name
         if name in F.NON_DETERMINISTIC:
             return self.error("E032", f"`{name}()` is not deterministic", node.span,
-                              "it would give a new result on every run and break content "
-                              "identity; pass the value in from a source instead")
+                              F.CLOCK_HINT)
         fn = F.CATALOGUE.get(name)
+        if name in F.CLOCK_FUNCTIONS and self.ctx.clock is not None:
+            self.ctx.clock.add(name)
         if fn is None and name in W.WINDOW_FUNCTIONS:  # row_number, lag, ... (windows.py)
             if not self.ctx.over:
                 return self.error("E097", f"window function `{name}()` outside a window",

@@ -57,6 +57,11 @@ NON_DETERMINISTIC = {"now", "current_timestamp", "current_date", "current_time",
                      "rand", "uuid", "gen_random_uuid", "today", "localtimestamp",
                      # any row of the group, whichever the engine meets first
                      "any_value", "arbitrary"}
+CLOCK_FUNCTIONS = ("run_date", "run_timestamp")
+# E032's hint: the run's clock keeps content identity where now() would not
+CLOCK_HINT = ("it would give a new result on every statement and break content identity; "
+              "use run_date() or run_timestamp(): the moment the run started, bound once "
+              "and recorded in its history")
 # names deliberately left out, with what to write instead (the E016 hint)
 INSTEAD = {
     # DuckDB's hash is an unsigned 64-bit value no other engine computes, outside
@@ -68,6 +73,11 @@ INSTEAD = {
 }
 DATE_UNIT_ORDER = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 DATE_UNITS = set(DATE_UNIT_ORDER)
+
+
+def _clock(name: str) -> exp.Column:
+    """The placeholder `__run.name` (strata/sqlgen/clock.py) a run binds to its value."""
+    return exp.Column(this=exp.to_identifier(name), table=exp.to_identifier("__run"))
 
 
 def _duck(name: str) -> Callable[[list[exp.Expression]], exp.Expression]:
@@ -687,6 +697,19 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
              signature="split_part(s: text, delimiter: text literal, n: int literal) -> text",
              doc="the n-th part of s split at `delimiter` (1 the first, -1 the last), '' past "
                  "the end; NULL on NULL", example=("split_part('a,b,c', ',', -1)", "c")),
+    # ---- the run's date and time (issue 40): bound once when a run starts, recorded in
+    # its history entry; a model reading one is stale when its value changes
+    Function("run_date", 0, 0, lambda types: T.DATE, lambda args: _clock("run_date"),
+             signature="run_date() -> date",
+             doc="the date the run started (`--at` or STRATA_NOW set it; replay, verify "
+                 "and backfill reuse the recorded one); the model rebuilds when it changes",
+             example=("run_date() > date '2000-01-01'", True)),
+    Function("run_timestamp", 0, 0, lambda types: T.TIMESTAMP,
+             lambda args: _clock("run_timestamp"),
+             signature="run_timestamp() -> timestamp",
+             doc="the moment the run started, to the second (as run_date(); every run "
+                 "has a new one, so a model reading it rebuilds on every run)",
+             example=("run_timestamp() > timestamp '2000-01-01 00:00:00'", True)),
     Function("md5", 1, 1, _args(TXT, result=T.TEXT), _fn("md5", exp.MD5, "this"),
              signature="md5(s: text) -> text",
              doc="the MD5 digest of s's UTF-8 bytes, 32 lowercase hex digits (a portable "

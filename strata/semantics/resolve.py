@@ -487,6 +487,7 @@ class ModelResolver:
         self.base_ids: set[int] = set()
         self.stages: list = []
         self.reads: list[RelationRef] = []
+        self.clock: set[str] = set()  # run_date()/run_timestamp() read by the model
         self.phase = "base"  # until the first join, expand, group or set operation
         self.selected = False  # a `select` replaced the scope (no `let` after it)
         self.defs: dict[int, exp.Expression] = {}  # computed col id -> its expression
@@ -497,7 +498,8 @@ class ModelResolver:
     def typer(self, where: str, **kw) -> ExpressionTyper:
         scope = self.scope  # the scope as it is now: steps replace self.scope later
         return ExpressionTyper(ExprContext(lambda ref: self.lookup(scope, ref), where,
-                                           diagnostics=self.r.diags, **kw))
+                                           diagnostics=self.r.diags, clock=self.clock,
+                                           **kw))
 
     def lookup(self, scope: Scope, ref: ast.Column) -> Col | Diagnostic:
         """`scope.lookup`, naming the model in an unknown-column error (SPEC §4)."""
@@ -506,9 +508,7 @@ class ModelResolver:
                 and ref.name.lower() in F.NON_DETERMINISTIC:
             # `current_date` as SQL writes it: a function without parentheses
             return Diagnostic("E032", f"`{ref.name}` is not deterministic", ref.span,
-                              "it would give a new result on every run and break content "
-                              "identity; pass the date in from a source (a one-row model "
-                              "joined with `join_cross`)")
+                              F.CLOCK_HINT)
         if isinstance(found, Diagnostic) and found.code == "E011":
             found = replace(found, message=f"{found.message} in model `{self.decl.name}`")
         return found
@@ -557,7 +557,8 @@ class ModelResolver:
                 getattr(self, "_" + type(step).__name__.lower())(step)
             i += 1
         output = self._output()
-        plan = Plan(self.decl.name, self.base, self.stages, output, self.reads)
+        plan = Plan(self.decl.name, self.base, self.stages, output, self.reads,
+                    clock=frozenset(self.clock))
         if self.inline:
             return plan
         return checks.check_model(self.r, self.decl, plan, self.defs,
@@ -583,6 +584,7 @@ class ModelResolver:
             return self.r.relation_columns(relation)
         decl = replace(self.decl, steps=relation.steps, properties=(), pins=())
         inner = ModelResolver(self.r, decl, inline=True)
+        inner.clock = self.clock  # the model reads what its sub-pipelines read
         plan = inner.run()
         for ref in inner.reads:
             self._read(ref)

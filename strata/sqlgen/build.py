@@ -487,5 +487,11 @@ def _refs_of(nodes: list[exp.Expression]) -> set[int]:
 
 
 def model_query(plan: Plan, relations: Relations) -> exp.Select:
-    """The model's full query as a SQLGlot tree."""
-    return QueryBuilder(plan, relations).build()
+    """The model's full query as a SQLGlot tree; run_date()/run_timestamp() as
+    `relations` binds the clock (`RelationRef("clock", name)`)."""
+    tree = QueryBuilder(plan, relations).build()
+    if plan.clock:
+        from strata.sqlgen.clock import bind_clock
+
+        tree = bind_clock(tree, relations)
+    return tree

@@ -194,4 +194,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
              "strata replay ID --execute of a run that failed on a model"),
     "E121": ("a live view cannot change its columns while another view reads it",
              "PostgreSQL: a user's view over main.v_orders when orders' columns change type"),
+    "E140": ("publication waited too long for sessions reading the warehouse",
+             "PostgreSQL: a session idle in a transaction after reading main.v_orders"),
 }

@@ -162,6 +162,14 @@ class Adapter(ABC):
     def rollback(self) -> None:
         self.execute(exp.Rollback())
 
+    def publish_atomically(self, body: Callable[[], None], timeout: float) -> None:
+        """Run publication's `body` in one transaction. `timeout` (seconds) bounds how
+        long an engine whose readers can hold publication back waits for them
+        (PostgreSQL: E140 past it); nothing to wait for here (DuckDB: no other process
+        has the file open while this one writes it)."""
+        with self.transaction():
+            body()
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One transaction around the block: all of it or nothing. An engine without

@@ -24,9 +24,10 @@ import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
 import pytest
 from engine_warehouses import _postgres
-from enginehelpers import script_popen, strata
+from enginehelpers import error_code, script_popen, strata
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -159,3 +160,21 @@ def test_an_idle_in_transaction_reader_fails_publication_with_E140_naming_it_and
         assert _state(after) == (NEW, NEW)
     assert _published(url) == published + 1
     assert not _postgres(url).leftovers()  # the failed run's tables were cleaned up
+
+
+def test_a_bad_STRATA_PUBLISH_TIMEOUT_is_E084_before_anything_is_built(tmp_path):
+    root = _project(tmp_path / "p", 10)
+    done = strata("run", ".", "-o", str(tmp_path / "wh.duckdb"), cwd=root,
+                  env={"STRATA_PUBLISH_TIMEOUT": "nan"}, check=False)
+    assert error_code(done) == "E084" and "STRATA_PUBLISH_TIMEOUT" in done.stderr
+    with duckdb.connect(str(tmp_path / "wh.duckdb")) as con:
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE "
+                           "starts_with(table_name, 'snap_')").fetchone() == (0,)
+
+
+def test_an_older_snapshot_is_told_across_the_xid_wraparound():
+    from strata.engine.adapters.pg_publication import XID_SPACE, precedes
+
+    assert precedes(100, 200) and not precedes(200, 100) and not precedes(7, 7)
+    assert precedes(XID_SPACE - 5, 3)  # taken just before the 32-bit counter wrapped
+    assert not precedes(3, XID_SPACE - 5)

@@ -39,7 +39,7 @@ from strata.engine.locations import PostgresURL
 # or the login's defaults
 SESSION = {"TimeZone": "UTC", "DateStyle": "ISO, YMD", "IntervalStyle": "postgres",
            "extra_float_digits": "1", "bytea_output": "hex"}
-MAX_NAME_BYTES = 63  # NAMEDATALEN - 1
+MAX_NAME_BYTES = pg_dialect.MAX_IDENTIFIER_BYTES  # NAMEDATALEN - 1
 
 
 def lock_key(database: str, schema: str = INTERNAL) -> int:

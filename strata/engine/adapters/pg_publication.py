@@ -60,12 +60,19 @@ class Session:
     application: str
     state: str
     since: str  # its transaction's start
+    xmin: str = ""  # its oldest snapshot's xmin, where that is what it is waited for
+
+    def key(self) -> tuple[int, str, str]:
+        """One transaction of one session (a pid's next transaction is another)."""
+        return self.pid, self.since, self.xmin
 
     def text(self) -> str:
         application = self.application or "no application_name"
+        # another role's state and start are hidden from a role without pg_read_all_stats
+        when = (f"{self.state}, in a transaction since {self.since}" if self.state else
+                "its state hidden from this role (pg_read_all_stats shows it)")
         return escape_unprintable(f"pid {self.pid} (user {self.user}, {application}, "
-                                  f"{self.state or 'active'}, in a transaction since "
-                                  f"{self.since})")
+                                  f"{when})")
 
 
 @dataclass
@@ -127,7 +134,7 @@ def _wait_for_older_snapshots(adapter: PostgresAdapter, deadline: Deadline) -> N
     (xmax,) = adapter.rows(exp.select(as_text(_fn("pg_snapshot_xmax",
                                                   _fn("pg_current_snapshot")))))[0]
     limit = int(xmax) % XID_SPACE
-    waiting = {(s.pid, s.since): s for s in older_snapshots(adapter, limit)}
+    waiting = {s.key(): s for s in older_snapshots(adapter, limit)}
     while waiting:
         if deadline.passed():
             raise held_back(adapter, list(waiting.values()), deadline.seconds,
@@ -135,7 +142,7 @@ def _wait_for_older_snapshots(adapter: PostgresAdapter, deadline: Deadline) -> N
                             "switch they would read its views as empty)")
         deadline.say(list(waiting.values()), "the transactions with older snapshots")
         deadline.pause(FIRST_PAUSE * 4)
-        still = {(s.pid, s.since) for s in older_snapshots(adapter, limit)}
+        still = {s.key() for s in older_snapshots(adapter, limit)}
         waiting = {k: s for k, s in waiting.items() if k in still}
 
 
@@ -145,14 +152,20 @@ def precedes(xid: int, limit: int) -> bool:
 
 
 def older_snapshots(adapter: PostgresAdapter, limit: int) -> list[Session]:
-    """The other sessions of this database whose oldest snapshot's xmin precedes
-    `limit`."""
+    """The other client sessions of this database whose oldest snapshot's xmin
+    precedes `limit`. Any role sees another's database, pid, user, application and
+    backend_xmin; its backend type (like its state) only with pg_read_all_stats, so a
+    hidden type counts as a client's."""
+    backend_type = exp.Coalesce(this=exp.column("backend_type", "a"),
+                                expressions=[_lit("client backend")])
     query = _activity().where(exp.and_(
         exp.EQ(this=exp.column("datname", "a"), expression=_fn("current_database")),
         exp.NEQ(this=exp.column("pid", "a"), expression=_fn("pg_backend_pid")),
+        exp.EQ(this=backend_type, expression=_lit("client backend")),
         exp.Not(this=exp.Is(this=exp.column("backend_xmin", "a"), expression=exp.Null()))))
     query = query.select(as_text(exp.column("backend_xmin", "a")), append=True)
-    return [_session(row) for row in adapter.rows(query) if precedes(int(row[5]), limit)]
+    return [_session(row, xmin=str(row[5])) for row in adapter.rows(query)
+            if precedes(int(row[5]), limit)]
 
 
 def lock_holders(adapter: PostgresAdapter, target: Relation) -> list[Session]:
@@ -194,10 +207,10 @@ def _activity() -> exp.Select:
         alias=exp.TableAlias(this=exp.to_identifier("a"))))
 
 
-def _session(row: tuple) -> Session:
+def _session(row: tuple, xmin: str = "") -> Session:
     pid, user, application, state, since = row[:5]
     return Session(int(pid), str(user or ""), str(application or ""), str(state or ""),
-                   str(since or "?"))
+                   str(since or "?"), xmin)
 
 
 def _fn(name: str, *args: exp.Expression) -> exp.Anonymous:

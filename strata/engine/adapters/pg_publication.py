@@ -121,7 +121,7 @@ def publish(adapter: PostgresAdapter, body: Callable[[], None], timeout: float) 
             where = f"`{target.schema}.{target.name}`" if target else "a relation"
             why = f"the sessions holding a lock on {where}"
             if deadline.passed():
-                raise held_back(adapter, holders, timeout, f"hold a lock on {where}, "
+                raise held_back(adapter, holders, timeout, f"holding a lock on {where}, "
                                 "which publication must lock to switch it") from None
             deadline.say(holders, why)
             deadline.pause(pause)
@@ -138,8 +138,8 @@ def _wait_for_older_snapshots(adapter: PostgresAdapter, deadline: Deadline) -> N
     while waiting:
         if deadline.passed():
             raise held_back(adapter, list(waiting.values()), deadline.seconds,
-                            "hold a snapshot older than the run's new tables (after the "
-                            "switch they would read its views as empty)")
+                            "holding a snapshot older than the run's new tables (after "
+                            "the switch it would read the views as empty)")
         deadline.say(list(waiting.values()), "the transactions with older snapshots")
         deadline.pause(FIRST_PAUSE * 4)
         still = {s.key() for s in older_snapshots(adapter, limit)}
@@ -185,15 +185,17 @@ def lock_holders(adapter: PostgresAdapter, target: Relation) -> list[Session]:
 
 def held_back(adapter: PostgresAdapter, sessions: list[Session], timeout: float,
               why: str) -> StrataError:
-    pids = ", ".join(str(s.pid) for s in sessions) or "PID"
-    count = f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}" if sessions \
-        else "another session"
+    if len(sessions) == 1:
+        count, end = "1 session", f"SELECT pg_terminate_backend({sessions[0].pid})"
+    else:
+        pids = ", ".join(str(s.pid) for s in sessions) or "PID"
+        count = f"{len(sessions)} sessions" if sessions else "another session"
+        end = f"SELECT pg_terminate_backend(pid) FROM unnest(ARRAY[{pids}]) AS pid"
     return fail("E140", f"publication to `{adapter.where}` waited {timeout:g} s for "
-                f"{count} that {why}; nothing was published", None,
-                f"end their transactions (COMMIT or ROLLBACK, or close the sessions), or "
-                f"end the sessions: `SELECT pg_terminate_backend(pid) FROM unnest("
-                f"ARRAY[{pids}]) AS pid`; then run again (its tables are dropped and "
-                f"built again). STRATA_PUBLISH_TIMEOUT (seconds) sets how long to wait",
+                f"{count} {why}; nothing was published", None,
+                "end their transactions (COMMIT or ROLLBACK, or close the sessions), or "
+                f"end the sessions: `{end}`; then run again (its tables are dropped and "
+                "built again). STRATA_PUBLISH_TIMEOUT (seconds) sets how long to wait",
                 notes=[s.text() for s in sessions])
 
 

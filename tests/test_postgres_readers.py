@@ -137,6 +137,27 @@ def test_a_reader_open_during_publication_sees_the_old_state_or_the_new_never_em
         assert _state(after) == (NEW, NEW)
 
 
+def test_a_rerun_that_reuses_every_snapshot_does_not_wait_for_an_older_snapshot(
+        pg_warehouse_url, tmp_path):
+    """Every view then points at a table an open snapshot already saw published: a
+    long REPEATABLE READ reader (a pg_dump, say) holds nothing back."""
+    url = pg_warehouse_url
+    root = _project(tmp_path / "p", OLD)
+    strata("run", ".", "-o", url, cwd=root, check=True)
+    with _session(url, "long-reader") as reader:
+        reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        assert _state(reader) == (OLD, OLD)
+        reader.execute("COMMIT")  # let go of the views' locks, keep a snapshot:
+        reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        reader.execute("SELECT 1")
+        again = strata("run", ".", "-o", url, cwd=root,
+                       env={"STRATA_PUBLISH_TIMEOUT": "0"}, check=True)
+        assert WAITING not in again.stderr
+        assert _state(reader) == (OLD, OLD)
+        reader.execute("COMMIT")
+    assert _published(url) == 2
+
+
 def test_an_idle_in_transaction_reader_fails_publication_with_E140_naming_it_and_changes_nothing(
         pg_warehouse_url, tmp_path):
     url = pg_warehouse_url

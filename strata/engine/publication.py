@@ -72,7 +72,7 @@ def atomic(wh, entry: H.HistoryEntry, records: list[H.SnapshotRecord],
         crash_point("publish_before_commit")
         H.append(wh, entry)
 
-    adapter_of(wh).publish_atomically(body, publish_timeout())
+    adapter_of(wh).publish_atomically(body, publish_timeout(), new_tables=bool(records))
     crash_point("after_publish")
 
 

@@ -101,11 +101,15 @@ class Deadline:
                                  f"before publishing: {who}"), file=sys.stderr)
 
 
-def publish(adapter: PostgresAdapter, body: Callable[[], None], timeout: float) -> None:
+def publish(adapter: PostgresAdapter, body: Callable[[], None], timeout: float,
+            new_tables: bool = True) -> None:
     """`body` (the registry rows, the view switches, the history entry) in one
-    transaction, once no older snapshot and no reader's lock stands in its way."""
+    transaction, once no older snapshot and no reader's lock stands in its way. A
+    run that made no table (every snapshot reused) points views only at tables older
+    snapshots saw already published: no snapshot to wait for then."""
     deadline = Deadline(timeout)
-    _wait_for_older_snapshots(adapter, deadline)
+    if new_tables:
+        _wait_for_older_snapshots(adapter, deadline)
     pause = FIRST_PAUSE
     while True:
         try:

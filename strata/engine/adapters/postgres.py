@@ -164,11 +164,12 @@ class PostgresAdapter(Adapter):
         self.con.rollback()
         self.con.autocommit = True
 
-    def publish_atomically(self, body: Callable[[], None], timeout: float) -> None:
-        """Once older snapshots are gone, in attempts bounded by a short lock_timeout:
-        readers never see an empty view nor queue behind publication for long
-        (strata.engine.adapters.pg_publication)."""
-        pg_publication.publish(self, body, timeout)
+    def publish_atomically(self, body: Callable[[], None], timeout: float,
+                           new_tables: bool = True) -> None:
+        """Once older snapshots are gone (where the run made tables), in attempts
+        bounded by a short lock_timeout: readers never see an empty view nor queue
+        behind publication for long (strata.engine.adapters.pg_publication)."""
+        pg_publication.publish(self, body, timeout, new_tables)
 
     def lock_timeout_error(self) -> type[BaseException]:
         import psycopg

@@ -39,6 +39,9 @@ class Dialect:
     # DISTINCT FROM, which an engine that cannot hash it joins row by row (see
     # `hashable_key_match`)
     key_match: Callable[[exp.Expression, exp.Expression, str], exp.Expression] | None = None
+    # the bytes of an identifier the engine keeps (it drops the rest silently); None:
+    # no limit a name meets (strata.sqlgen.identifiers checks names against it)
+    max_identifier_bytes: int | None = None
 
     def match_key(self, left: exp.Expression, right: exp.Expression,
                   kind: str) -> exp.Expression:

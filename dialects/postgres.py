@@ -18,6 +18,9 @@ sections each rewrite relies on are in docs/DIALECTS.md):
 - AVG of an integer or decimal is NUMERIC, and AVG of a double overflows where the
   sum does not (it sums the squares too): SUM / COUNT of the doubles.
 - ARRAY_LENGTH of an empty array is NULL: CARDINALITY.
+- an identifier keeps its first 63 bytes (MAX_IDENTIFIER_BYTES): two names alike
+  that far are E091 (strata/sqlgen/identifiers.py); long relation names are mapped
+  (PostgresAdapter.physical_name).
 - a double's text has no '.0' on whole numbers, an exponent from 1e15 on and
   'Infinity' / 'NaN' (DuckDB: '2.0', '1000000000000000.0', 'inf', 'nan').
 """
@@ -82,7 +85,11 @@ TYPE_KINDS = {
     "TIMESTAMP WITHOUT TIME ZONE": "timestamp", "TIMESTAMP": "timestamp",
 }
 
+# NAMEDATALEN - 1: a longer identifier is cut to its first 63 bytes, without an error
+MAX_IDENTIFIER_BYTES = 63
+
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
+                  max_identifier_bytes=MAX_IDENTIFIER_BYTES,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
                   type_kinds=tuple(TYPE_KINDS.items()), key_match=hashable_key_match,
                   rewrites=(function_rewrite(functions.POSTGRES),

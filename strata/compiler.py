@@ -22,6 +22,7 @@ from strata.semantics.module import Module
 from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, model_query
 from strata.sqlgen.clock import RunClock
+from strata.sqlgen.identifiers import check_model
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import (
@@ -174,6 +175,7 @@ def _model_statements(module: Module, name: str, dialect: Dialect, relations: Re
     out: list[Statement] = []
     plan = module.plan(name)
     tree = model_query(plan, relations)
+    check_model(module, name, tree, dialect)  # names the engine would cut alike: E091
     out.append(Statement(name, "full", tree, render(tree, dialect, copy=False)))
     inc = plan.incremental
     if inc and inc.strategy in ("append", "upsert"):

@@ -196,4 +196,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
              "PostgreSQL: a user's view over main.v_orders when orders' columns change type"),
     "E130": ("a symbolic link where strata writes, reads back or deletes its files",
              "sql_snapshots/duckdb committed as a link to another folder"),
+    "E140": ("publication waited too long for sessions reading the warehouse",
+             "PostgreSQL: a session idle in a transaction after reading main.v_orders"),
 }

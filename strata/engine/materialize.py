@@ -26,6 +26,7 @@ from strata.engine.branches import check_view_names, ensure_branch, live_snapsho
 from strata.engine.clock import now, now_text
 from strata.engine.fingerprints import (
     RowHash,
+    _canonical_relation,
     code_fingerprints,
     module_key,
     reusable_code_fingerprints,
@@ -53,6 +54,7 @@ from strata.plan import JoinStage, Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
 from strata.sqlgen.clock import RunClock, relink_clock
+from strata.sqlgen.identifiers import check_models
 from strata.sqlgen.names import dotted, ident, table
 from strata.sqlgen.relink import relink
 
@@ -259,6 +261,8 @@ class Run:
         selection = select_models(module, opts.models)
         wanted = module.upstream(selection)  # once: not once per model of the module
         closure = [m for m in module.order if m in wanted]
+        # names the engine would cut alike (PostgreSQL: 63 bytes): E091, nothing built
+        check_models(module, closure, self.ad.dialect, _canonical_relation)
         ensure_branch(wh, opts.branch)
         # snapshots verify (or a run) found damaged: never reused, kept or merged onto
         self.quarantined = H.quarantined(wh)

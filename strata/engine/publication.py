@@ -21,6 +21,9 @@ No branch on an engine's name: the adapter's `transactional` picks the order.
 
 from __future__ import annotations
 
+import os
+
+from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine import staleness
 from strata.engine.adapters.base import Adapter
@@ -59,14 +62,44 @@ def publish(wh, entry: H.HistoryEntry, records: list[H.SnapshotRecord],
 
 def atomic(wh, entry: H.HistoryEntry, records: list[H.SnapshotRecord],
            snapshots: dict[str, str], live: dict[str, str], removed: dict[str, str]) -> None:
-    with wh.transaction():
+    """One transaction, which the adapter may try again (PostgreSQL, when a reader's
+    lock stands in its way: every step below can be repeated after a rollback)."""
+    def body() -> None:
         crash_point("publish_begin")
         H.register_many(wh, records)
         switch_views(wh, entry.branch, snapshots, current=live)
         staleness.drop_views(wh, entry.branch, removed)
         crash_point("publish_before_commit")
         H.append(wh, entry)
+
+    adapter_of(wh).publish_atomically(body, publish_timeout(), new_tables=bool(records))
     crash_point("after_publish")
+
+
+PUBLISH_TIMEOUT_DEFAULT = 300.0
+PUBLISH_TIMEOUT_MAX = 86400.0
+
+
+def publish_timeout() -> float:
+    """STRATA_PUBLISH_TIMEOUT as seconds: how long publication waits for readers that
+    hold it back (PostgreSQL: older snapshots, locks on the live views) before E140.
+    Five minutes by default: a reader's transaction longer than that was most likely
+    left open. A bad value is E084, as a bad STRATA_LOCK_TIMEOUT is."""
+    text = os.environ.get("STRATA_PUBLISH_TIMEOUT")
+    if text is None:
+        return PUBLISH_TIMEOUT_DEFAULT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is None or not 0 <= seconds <= PUBLISH_TIMEOUT_MAX:  # False for nan
+        shown = "empty" if not text.strip() else f"`{text}`"
+        raise fail("E084", f"STRATA_PUBLISH_TIMEOUT is {shown}: not a number of seconds "
+                   f"from 0 to {PUBLISH_TIMEOUT_MAX:g}", None,
+                   "it is how long publication waits for the sessions reading the "
+                   "warehouse that hold it back; unset it for the default "
+                   f"({PUBLISH_TIMEOUT_DEFAULT:g})")
+    return seconds
 
 
 def commit_point(wh, entry: H.HistoryEntry, records: list[H.SnapshotRecord],
@@ -89,6 +122,7 @@ def recover(wh) -> dict[str, list[str]]:
     a crash between a commit point and the end of its view switch left them behind
     (branch -> the models whose views moved). Nothing to do where publication is one
     transaction: the views cannot lag behind the history there."""
+    publish_timeout()  # a bad value is E084 at once, not after the build
     if adapter_of(wh).transactional or getattr(wh, "read_only", False):
         return {}
     moved: dict[str, list[str]] = {}

@@ -162,6 +162,16 @@ class Adapter(ABC):
     def rollback(self) -> None:
         self.execute(exp.Rollback())
 
+    def publish_atomically(self, body: Callable[[], None], timeout: float,
+                           new_tables: bool = True) -> None:
+        """Run publication's `body` in one transaction. `timeout` (seconds) bounds how
+        long an engine whose readers can hold publication back waits for them
+        (PostgreSQL: E140 past it; `new_tables`: does a view switch to a table this
+        run made?); nothing to wait for here (DuckDB: no other process has the file
+        open while this one writes it)."""
+        with self.transaction():
+            body()
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One transaction around the block: all of it or nothing. An engine without

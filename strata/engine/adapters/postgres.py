@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from sqlglot import exp
 
 from dialects import postgres as pg_dialect
 from strata.diagnostics import fail
+from strata.engine.adapters import pg_publication
 from strata.engine.adapters.base import (
     INTERNAL,
     Adapter,
@@ -37,7 +39,7 @@ from strata.engine.locations import PostgresURL
 # or the login's defaults
 SESSION = {"TimeZone": "UTC", "DateStyle": "ISO, YMD", "IntervalStyle": "postgres",
            "extra_float_digits": "1", "bytea_output": "hex"}
-MAX_NAME_BYTES = 63  # NAMEDATALEN - 1
+MAX_NAME_BYTES = pg_dialect.MAX_IDENTIFIER_BYTES  # NAMEDATALEN - 1
 
 
 def lock_key(database: str, schema: str = INTERNAL) -> int:
@@ -66,6 +68,8 @@ class PostgresAdapter(Adapter):
         self.location = location
         self.con = con
         self.key = lock_key(location.database, schema)
+        # the view publication last asked to lock: the one a lock timeout names
+        self.touching: Relation | None = None
 
     @classmethod
     def open(cls, location: PostgresURL, write: bool = True, lock_timeout: float = 10.0,
@@ -160,6 +164,18 @@ class PostgresAdapter(Adapter):
         self.con.rollback()
         self.con.autocommit = True
 
+    def publish_atomically(self, body: Callable[[], None], timeout: float,
+                           new_tables: bool = True) -> None:
+        """Once older snapshots are gone (where the run made tables), in attempts
+        bounded by a short lock_timeout: readers never see an empty view nor queue
+        behind publication for long (strata.engine.adapters.pg_publication)."""
+        pg_publication.publish(self, body, timeout, new_tables)
+
+    def lock_timeout_error(self) -> type[BaseException]:
+        import psycopg
+
+        return psycopg.errors.LockNotAvailable
+
     # ------------------------------------------------------------ statements
     def execute(self, tree: exp.Expression, params: list | None = None) -> None:
         with self.con.cursor() as cur:
@@ -190,6 +206,7 @@ class PostgresAdapter(Adapter):
         transaction."""
         import psycopg
 
+        self.touching = target
         try:
             with self.con.transaction():
                 super().create_view(target, query)
@@ -203,6 +220,10 @@ class PostgresAdapter(Adapter):
                            "change its columns, and a view that is not strata's reads it",
                            None, "nothing was published; drop or re-create the dependent "
                            "view after the run", notes=[n for n in [err.diag.message_detail] if n]) from None
+
+    def drop(self, target: Relation, kind: str) -> None:
+        self.touching = target  # a live view's drop in publication takes its lock too
+        super().drop(target, kind)
 
     # ------------------------------------------------------------ run primitives
     def engine_errors(self) -> tuple[type[BaseException], ...]:

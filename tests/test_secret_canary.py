@@ -153,11 +153,15 @@ def _files_hold_no_canary(place: Path, planted: set[Path] = frozenset()) -> None
             assert CANARY.encode() not in path.read_bytes(), f"{path} holds the secret"
 
 
-def _every_command(place: Path, url: str, env: dict | None = None) -> None:
+def _every_command(place: Path, urls: list[str], env: dict | None = None) -> None:
     """Every command that takes `-o`, on success paths (and a failed run and a refused
-    gc), each checked by _call."""
+    gc), each checked by _call; the i-th call takes the i-th of `urls` in turn, so
+    every form of the password meets every kind of command across the sequence."""
+    turn = iter(range(1000))
+
     def call(*args: str, ok: bool = True, later: bool = False):
         now = {"STRATA_NOW": "2026-01-09 00:00:00"} if later else {}
+        url = urls[next(turn) % len(urls)]
         proc = _call(place, *args, "-o", url, env={**(env or {}), **now})
         assert (proc.returncode == 0) == ok, proc.stdout + proc.stderr
         return proc
@@ -168,7 +172,6 @@ def _every_command(place: Path, url: str, env: dict | None = None) -> None:
     call("plan", "m.strata", "--json")
     call("branch", "create", "dev", "--json")
     call("branch", "list")
-    call("branch", "list", "--json")
     call("verify", run_id)
     call("verify", run_id, "--json")
     call("replay", run_id)
@@ -176,8 +179,7 @@ def _every_command(place: Path, url: str, env: dict | None = None) -> None:
     fixed = call("backfill", "m.strata", run_id, "--source", "orders=orders_fixed",
                  "--reason", "amounts were in tens", "--json")
     assert json.loads(fixed.stdout)["status"] == "published"
-    call("rollback", run_id)
-    call("rollback", run_id, "--branch", "dev", "--json")
+    call("rollback", run_id, "--json")
     failed = call("run", "failing.strata", "--json", ok=False)
     assert json.loads(failed.stdout)["status"] == "error", failed.stdout
     call("run", "failing.strata", ok=False)
@@ -187,33 +189,67 @@ def _every_command(place: Path, url: str, env: dict | None = None) -> None:
     assert json.loads(gone.stdout)["collected"], gone.stdout
     call("history")
     listed = json.loads(call("history", "--json").stdout)
-    assert {e["kind"] for e in listed} >= {"run", "backfill", "rollback", "gc", "branch"}
+    assert {e["kind"] for e in listed} >= {"run", "backfill", "rollback", "gc", "branch",
+                                           "failed"}, listed
     call("graph", "m.strata")
-    page = (place / "work" / "graph.html").read_text()
-    assert "big_orders" in page  # the page was written, with the warehouse's state
     call("graph", "m.strata", "--format", "mermaid")
     call("graph", "m.strata", "--format", "dot", "--out", "graph.dot")
 
 
-@pytest.mark.parametrize("form", ["encoded", "unencoded_question_mark", "password_param",
-                                  "sslpassword_param"])
-def test_no_command_shows_or_stores_the_password_of_its_location(secured, place, form):
-    database = secured.new_database()
+def _forms(socket: str, database: str) -> list[str]:
+    """The password in each form `-o` can carry it."""
     encoded = quote(PASSWORD, safe="")
-    url = {"encoded": f"postgresql://{ROLE}:{encoded}@{secured.socket}/{database}",
-           "unencoded_question_mark":
-               f"postgresql://{ROLE}:{PASSWORD}@{secured.socket}/{database}",
-           "password_param":
-               f"postgresql://{ROLE}@{secured.socket}/{database}?password={encoded}",
-           "sslpassword_param": f"postgresql://{ROLE}:{encoded}@{secured.socket}/{database}"
-                                f"?sslpassword={CANARY}&sslmode=disable"}[form]
-    _every_command(place, url)
+    return [f"postgresql://{ROLE}:{encoded}@{socket}/{database}",
+            f"postgresql://{ROLE}:{PASSWORD}@{socket}/{database}",  # the `?` unencoded
+            f"postgresql://{ROLE}@{socket}/{database}?password={encoded}",
+            (f"postgresql://{ROLE}:{encoded}@{socket}/{database}?sslpassword={CANARY}"
+             "&sslmode=disable")]
+
+
+def test_no_command_shows_or_stores_the_password_of_its_location(secured, place):
+    database = secured.new_database()
+    _every_command(place, _forms(secured.socket, database))
     _files_hold_no_canary(place)
     assert CANARY not in secured.everything_stored(database)
 
 
+def test_the_graph_page_of_a_postgresql_warehouse_hides_its_password(secured, place):
+    """Item 5: the page (and the text formats) show where the state came from with
+    the password as ***, and still show the state."""
+    database = secured.new_database()
+    url = _forms(secured.socket, database)[0]
+    assert _call(place, "run", "m.strata", "-o", url).returncode == 0
+    assert _call(place, "graph", "m.strata", "-o", url).returncode == 0
+    page = (place / "work" / "graph.html").read_text()
+    assert f"{ROLE}:***@" in page and "up to date" in page
+    dot = _call(place, "graph", "m.strata", "--format", "dot", "-o", url).stdout
+    assert "up to date" in dot
+    _files_hold_no_canary(place)
+
+
+def test_E070_hides_a_password_with_an_unencoded_question_mark_and_password_parameters(
+        secured):
+    """Item 6: a wrong password in each form reaches the server (the `?` one too, no
+    longer split there into a bogus port) and the refusal names the location with
+    every secret as ***."""
+    from strata.diagnostics import StrataError
+    from strata.engine.warehouse import Warehouse
+
+    wrong = f"Wrong{CANARY}"
+    forms = [f"postgresql://{ROLE}:{wrong}?x@{secured.socket}/postgres",
+             f"postgresql://{ROLE}@{secured.socket}/postgres?password={wrong}",
+             (f"postgresql://{ROLE}@{secured.socket}/postgres?sslpassword={wrong}"
+              f"&password={wrong}&sslmode=disable")]
+    for url in forms:
+        with pytest.raises(StrataError) as info:
+            Warehouse.open(url, read_only=True, create=False)
+        diag = info.value.diagnostics[0]
+        assert diag.code == "E070" and "password authentication failed" in diag.message
+        assert CANARY not in diag.message + (diag.hint or "") and "***" in diag.message
+
+
 def test_the_server_requires_the_password(secured):
-    """What the tests above and below rely on: without PASSWORD, ROLE gets nowhere."""
+    """What the tests here rely on: without PASSWORD, ROLE gets nowhere."""
     import psycopg
 
     for password in (None, "wrong"):
@@ -225,39 +261,42 @@ def test_the_server_requires_the_password(secured):
 
 def test_pgpassword_a_password_file_and_a_service_file_keep_the_password_out_of_argv(
         secured, place):
-    """libpq's own ways: PGPASSWORD, a password file (PGPASSFILE, or ~/.pgpass), a
-    service file naming the whole connection (`?service=NAME`, or PGSERVICE)."""
+    """libpq's own ways, which Strata leaves to it: PGPASSWORD, a password file
+    (PGPASSFILE, or ~/.pgpass), a service file naming the whole connection
+    (`?service=NAME`, or PGSERVICE with `-o postgresql://`)."""
     database = secured.new_database()
-    root = str(secured.engine.server.root)
     url = f"postgresql://{ROLE}@{secured.socket}/{database}"
-    _every_command(place, url, env={"PGPASSWORD": PASSWORD})
-
     secrets = place / "secrets"
     secrets.mkdir()
     passfile = secrets / "pgpass"
     passfile.write_text(f"*:*:{database}:{ROLE}:{PASSWORD}\n")
-    passfile.chmod(0o600)
     home_pgpass = place / "home" / ".pgpass"
     home_pgpass.write_text(passfile.read_text())
-    home_pgpass.chmod(0o600)
     services = secrets / "pg_service.conf"
-    services.write_text(f"[canary]\nhost={root}\nuser={ROLE}\ndbname={database}\n"
-                        f"password={PASSWORD}\n")
-    for where, env in ((url, {"PGPASSFILE": str(passfile)}),
+    services.write_text(f"[canary]\nhost={secured.engine.server.root}\nuser={ROLE}\n"
+                        f"dbname={database}\npassword={PASSWORD}\n")
+    for planted in (passfile, home_pgpass, services):
+        planted.chmod(0o600)
+    for where, env in ((url, {"PGPASSWORD": PASSWORD, "PGPASSFILE": "/nonexistent"}),
+                       (url, {"PGPASSFILE": str(passfile)}),
                        (url, {}),  # ~/.pgpass
                        ("postgresql://?service=canary", {"PGSERVICEFILE": str(services)}),
                        ("postgresql://", {"PGSERVICEFILE": str(services),
                                           "PGSERVICE": "canary"})):
         proc = _call(place, "run", "m.strata", "--only-stale", "--json", "-o", where, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        _call(place, "history", "-o", where, env=env)
+        assert _call(place, "history", "-o", where, env=env).returncode == 0
+    # without any of them, the server refuses: the runs above used them
+    refused = _call(place, "history", "-o", url, env={"PGPASSFILE": "/nonexistent"})
+    assert refused.returncode == 1 and "E070" in refused.stderr, refused.stderr
     _files_hold_no_canary(place, {home_pgpass, passfile, services})
     assert CANARY not in secured.everything_stored(database)
 
 
 def test_no_failing_command_shows_the_secret_of_its_location(secured, place):
     """Wrong passwords (each form) reach the server and are refused; malformed
-    locations are refused before: each an E070 for every command, the secret hidden."""
+    locations are refused before: each an E070, the secret hidden, for every command
+    in turn (each opens its warehouse through the same parser and adapters)."""
     database = secured.new_database()
     host = secured.socket
     wrong = f"Wrong{CANARY}"
@@ -276,25 +315,74 @@ def test_no_failing_command_shows_the_secret_of_its_location(secured, place):
                  f"spark://{ROLE}:{wrong}@host:7077",
                  f"sc://{ROLE}:{wrong}@127.0.0.1:1",
                  f"sc://127.0.0.1:notaport/;token={wrong}",
-                 f"sc://127.0.0.1:1/;token={wrong};bad{wrong}"]
-    every = [("run", "m.strata"), ("plan", "m.strata"), ("history",), ("verify", "r1"),
-             ("replay", "r1"), ("rollback", "r1"), ("branch", "create", "dev"),
-             ("branch", "list"), ("backfill", "m.strata", "r1", "--source",
-                                  "orders=orders_fixed", "--reason", "r"),
-             ("gc", "--older-than", "0d"), ("graph", "m.strata")]
-    # every command for the refused passwords; the malformed ones fail in the one
-    # parser every command calls first, so a few commands cover them
-    calls = [(where, command) for where in refused for command in every]
-    calls += [(where, command) for where in malformed
-              for command in (("run", "m.strata"), ("history",), ("graph", "m.strata"))]
-    for where, command in calls:
-        for json_flag in ((), ("--json",)) if command[0] != "graph" else ((),):
-            proc = _call(place, *command, *json_flag, "-o", where)
-            assert proc.returncode == 1, proc.stdout + proc.stderr
-            assert "E070" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+                 f"sc://127.0.0.1:1/;token={wrong};more{wrong}"]
+    every = [("run", "m.strata"), ("plan", "m.strata", "--json"), ("history",),
+             ("verify", "r1", "--json"), ("replay", "r1"), ("rollback", "r1", "--json"),
+             ("branch", "create", "dev"), ("branch", "list", "--json"),
+             ("backfill", "m.strata", "r1", "--source", "orders=orders_fixed", "--reason",
+              "r"), ("gc", "--older-than", "0d", "--json"), ("graph", "m.strata")]
+    wheres = refused + malformed
+    for i in range(max(len(every), len(wheres))):
+        command, where = every[i % len(every)], wheres[i % len(wheres)]
+        proc = _call(place, *command, "-o", where)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "E070" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     # a Spark Connect server that is not there: the connection error path (one
-    # command: every command opens the warehouse the same way; pyspark retries ~9 s)
+    # command: pyspark retries for seconds before it gives up)
     proc = _call(place, "history", "--json", "-o", f"sc://127.0.0.1:1/;token={wrong}")
     assert proc.returncode == 1 and "E070" in proc.stdout, proc.stdout + proc.stderr
     _files_hold_no_canary(place)
     assert CANARY not in secured.everything_stored(database, warehouse=False)
+
+
+# ---------------------------------------------------------------- the one redaction
+@pytest.mark.parametrize("text, shown", [
+    ("postgresql://ann:pa?ss@h/db", "postgresql://ann:***@h/db"),
+    ("postgresql://ann:p?a/b@h/db?sslmode=require", "postgresql://ann:***@h/db?sslmode=require"),
+    ("postgresql://ann@h/db?sslpassword=s1&sslmode=require",
+     "postgresql://ann@h/db?sslpassword=***&sslmode=require"),
+    ("postgresql://ann@h/db?%70assword=s1&PassWord=s2&api_key=s3&pwd=s4&x=1",
+     "postgresql://ann@h/db?%70assword=***&PassWord=***&api_key=***&pwd=***&x=1"),
+    ("postgresql://ann@h/db?password=s1?y=s2&a=1", "postgresql://ann@h/db?password=***&a=1"),
+    ("postgresql://ann@h/db?password=s1&s2&sslmode=x",
+     "postgresql://ann@h/db?password=***&sslmode=x"),
+    ("sc://h:1/;token=s1;s2;user_id=ann", "sc://h:1/;token=***;user_id=ann"),
+    ("sc://h:1/;user_id=ann;my_secret=s1", "sc://h:1/;user_id=ann;my_secret=***"),
+    ("postgresql://ann:p/a?b@c@h/db", "postgresql://ann:***@h/db"),
+    ("postgresql://h:5432/db?application_name=me@x", "postgresql://h:5432/db?application_name=me@x"),
+    ("postgresql://[::1]/db?application_name=me@x", "postgresql://[::1]/db?application_name=me@x"),
+])
+def test_redact_hides_every_form_of_a_location_secret(text, shown):
+    from strata.engine.locations import redact, secrets_of
+
+    assert redact(text) == shown
+    assert not any(piece in shown for piece in secrets_of(text))
+
+
+def test_a_password_with_an_unencoded_question_mark_is_the_password():
+    from strata.engine.locations import parse_location
+
+    loc = parse_location("postgresql://ann:pa?ss@h:5433/db?sslmode=require")
+    assert (loc.user, loc.password, loc.host, loc.port, loc.database) == (
+        "ann", "pa?ss", "h", 5433, "db")
+    assert dict(loc.options) == {"sslmode": "require"}
+
+
+def test_a_plus_in_a_password_parameter_stays_a_plus():
+    """libpq decodes a URL's parameters by percent-encoding only: `+` is no space."""
+    from strata.engine.locations import parse_location
+
+    assert parse_location("postgresql://ann@h/db?password=a+b%2Bc").password == "a+b+c"
+
+
+def test_a_service_or_pgdatabase_may_name_the_database(monkeypatch):
+    from strata.diagnostics import StrataError
+    from strata.engine.locations import parse_location
+
+    monkeypatch.delenv("PGSERVICE", raising=False)
+    monkeypatch.delenv("PGDATABASE", raising=False)
+    assert parse_location("postgresql://?service=prod").connect_args() == {"service": "prod"}
+    with pytest.raises(StrataError, match="names no database"):
+        parse_location("postgresql://")
+    monkeypatch.setenv("PGSERVICE", "prod")
+    assert parse_location("postgresql://").database is None

@@ -199,15 +199,26 @@ def _param_names(text: str, begin: int, scheme: str) -> list[re.Match]:
 def userinfo_end(text: str, start: int) -> int:
     """Where the user info of the URL whose authority starts at `start` ends: the
     index of its `@`, or -1. It is the last `@` before the query, so a password with an
-    unencoded `/` or `@` stays whole; with no `@` there but `user:` before a `?`, a
-    password with an unencoded `?`: the last `@` before the next `/`."""
+    unencoded `/` or `@` stays whole. With no `@` there, a `user:pass` whose "port" is
+    no number means a password with an unencoded `?`: its `@` is the last one before
+    the `/` that follows the first `@` after the `?`."""
     query = text.find("?", start)
-    head_end = len(text) if query < 0 else query
-    at = text.rfind("@", start, head_end)
-    if at >= 0 or query < 0 or ":" not in text[start:query] or "/" in text[start:query]:
+    at = text.rfind("@", start, len(text) if query < 0 else query)
+    if at >= 0 or query < 0 or not _password_before(text[start:query]):
         return at
-    slash = text.find("/", query)
+    first = text.find("@", query)
+    slash = text.find("/", first) if first >= 0 else -1
     return text.rfind("@", query, len(text) if slash < 0 else slash)
+
+
+def _password_before(head: str) -> bool:
+    """Is `head` (up to a `?`, no `@` in it) `user:` and a piece of a password rather
+    than `host:port`?"""
+    netloc = head.split("/", 1)[0]
+    if netloc.startswith("[") or ":" not in netloc:
+        return False
+    port = netloc.rsplit(":", 1)[1]
+    return not port.isdigit() and port != ""
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -115,6 +115,7 @@ def _add_state(module: Module, graph: Graph, path: str, branch: str) -> None:
     from strata.engine import history as H
     from strata.engine.branches import ensure_branch, live_snapshots
     from strata.engine.fingerprints import code_fingerprints
+    from strata.engine.locations import redact
     from strata.engine.sources import moved_relations
     from strata.engine.staleness import plan_reasons
     from strata.engine.warehouse import Warehouse
@@ -134,7 +135,8 @@ def _add_state(module: Module, graph: Graph, path: str, branch: str) -> None:
                                      H.last_built_seq(wh, branch))
     finally:
         wh.close()
-    graph.warehouse, graph.branch = path, branch
+    # the page and the text formats show where the state came from: never a secret
+    graph.warehouse, graph.branch = redact(path), branch
     for node in graph.nodes:
         if node.kind != "model":
             continue

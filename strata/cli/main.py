@@ -8,6 +8,7 @@ import json
 import os
 import pkgutil
 import sys
+from dataclasses import replace
 from functools import wraps
 from typing import TYPE_CHECKING
 
@@ -81,6 +82,7 @@ def _fail(diags: list[Diagnostic], status: int, failed_entry: str | None = None)
     parses stdout; an empty one told it nothing), with the history entry that records
     a failed run when one was written, and an internal error also as text on stderr,
     for the person who reports it."""
+    diags = _without_secrets(diags)
     if click.get_current_context().params.get("as_json"):
         print_json({"status": "error", "error": [d.to_json() for d in diags],
                     **({"failed_entry": failed_entry} if failed_entry else {})})
@@ -88,6 +90,22 @@ def _fail(diags: list[Diagnostic], status: int, failed_entry: str | None = None)
             sys.exit(status)
     print_diagnostics(diags)
     sys.exit(status)
+
+
+def _without_secrets(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """The last guard before a failure is shown: a message quoting what an engine said
+    may hold a secret of `-o` (strata.engine.locations decides what is one): ***."""
+    where = click.get_current_context().params.get("warehouse")
+    if not where:
+        return diags
+    from strata.engine.locations import scrub, secrets_of
+
+    secrets = secrets_of(str(where))
+    if not secrets:
+        return diags
+    return [replace(d, message=scrub(d.message, secrets),
+                    hint=d.hint and scrub(d.hint, secrets),
+                    notes=tuple(scrub(note, secrets) for note in d.notes)) for d in diags]
 
 
 def _warehouse_failure(err: Exception) -> StrataError | None:
@@ -98,7 +116,9 @@ def _warehouse_failure(err: Exception) -> StrataError | None:
     engine = sys.modules.get("strata.engine.warehouse")
     if not path or engine is None:
         return None
-    return engine.file_failure(str(path), err)
+    from strata.engine.locations import redact
+
+    return engine.file_failure(redact(str(path)), err)  # a file path is shown as is
 
 
 # The module that defines a command, so a process imports only what it runs: `check`

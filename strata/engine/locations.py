@@ -11,10 +11,15 @@
     sc://HOST[:PORT][/;token=..;..]       Spark Connect (port 15002 by default)
 
 Anything else that looks like a URL (`mysql://`, `spark://host`) is E070, as is a
-PostgreSQL URL without a database or with a malformed port and `spark:` without a
-folder. Every message and every `redacted()` text shows the location with its secrets
-(a URL's password, a `password=` or `token=` parameter) replaced by `***`: a location
-is echoed in errors, progress lines and history, and none of them may carry them.
+PostgreSQL URL with a malformed port, or without a database when neither a service
+(`?service=NAME`, PGSERVICE) nor PGDATABASE names one, and `spark:` without a folder.
+
+Secrets: `redact` is the one function that decides what of a location is secret (a
+URL's password, even with an unencoded `?` in it; any parameter whose name holds
+pass, pwd, token, secret or key) and every text that shows a location goes through it
+(`redacted()`), so errors, progress lines, history, JSON and the graph page carry
+`***` instead. `secrets_of` gives the same pieces as values, for `scrub` to take out
+of a text an engine wrote (an error may echo what it was given).
 """
 
 from __future__ import annotations
@@ -22,14 +27,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 from strata.diagnostics import StrataError, fail
 
 HIDDEN = "***"
 SPARK_CONNECT_PORT = 15002  # Spark Connect's own default
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-_SECRET_PARAMS = ("password", "token")
+_SECRET_WORDS = ("pass", "pwd", "token", "secret", "key")  # in a parameter's name
+_PARAM_NAME = re.compile(r"(?<=[?&;])([^=&;?#/]*)=")  # a `name=` after a separator
 _KINDS_HINT = ("-o takes a DuckDB file path, postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, "
                "spark:DIR or sc://HOST:PORT")
 
@@ -51,7 +57,7 @@ class PostgresURL:
     folder holding the server's Unix socket; None lets libpq choose."""
 
     text: str  # as given: kept only to redact it, never shown as is
-    database: str
+    database: str | None  # None: the service file's or PGDATABASE, libpq's choice
     user: str | None = None
     password: str | None = field(default=None, repr=False)
     host: str | None = None
@@ -65,6 +71,10 @@ class PostgresURL:
 
     def redacted(self) -> str:
         return redact(self.text)
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret of the location, as written and as the engine is given it."""
+        return tuple(filter(None, {*secrets_of(self.text), self.password or ""}))
 
     def connect_args(self) -> dict[str, str | int]:
         """Keyword arguments for psycopg.connect (libpq's names): the URL's own
@@ -102,6 +112,9 @@ class SparkConnect:
     def redacted(self) -> str:
         return redact(self.text)
 
+    def secrets(self) -> tuple[str, ...]:
+        return secrets_of(self.text)
+
     def remote(self) -> str:
         """The URL pyspark's `SparkSession.builder.remote` takes (secrets included:
         for the client only, never for output)."""
@@ -130,21 +143,92 @@ def parse_location(text: str) -> Location:
 
 
 def redact(text: str) -> str:
-    """`text` with a URL's password and any password/token parameter as ***. Works on
-    malformed text too: the error about a bad location shows it redacted."""
+    """`text` with every secret (`secret_spans`) as ***. Works on malformed text too:
+    the error about a bad location shows it redacted."""
+    out, last = [], 0
+    for start, end in secret_spans(text):
+        out += [text[last:start], HIDDEN]
+        last = end
+    return "".join(out) + text[last:]
+
+
+def secrets_of(text: str) -> tuple[str, ...]:
+    """The secrets of a location's text, as written and percent-decoded (what an
+    engine's message could echo), for `scrub`."""
+    found = {piece for start, end in secret_spans(text)
+             for piece in (text[start:end], unquote(text[start:end]))}
+    return tuple(sorted(filter(None, found), key=len, reverse=True))
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` (an engine's message) with each of `secrets` replaced by ***."""
+    for secret in secrets:
+        text = text.replace(secret, HIDDEN)
+    return text
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where the secrets of a location's text are: the password of a URL's user info
+    and the value of each parameter whose name says secret. A secret value runs to the
+    separator that starts the next `name=` parameter, so a `;` or `&` inside it does
+    not end it. A file path or `spark:DIR` has none."""
     scheme = _SCHEME.match(text)
-    if scheme is not None:
-        start = scheme.end()
-        # the user info ends at the last '@' before the query: a password with an
-        # unencoded '/' or '#' is still hidden whole
-        head_end = text.find("?", start)
-        head = text[start:] if head_end < 0 else text[start:head_end]
-        at = head.rfind("@")
-        if at >= 0 and ":" in head[:at]:
-            user = head[:at].split(":", 1)[0]
-            text = text[:start] + user + ":" + HIDDEN + text[start + at:]
-    secrets = "|".join(_SECRET_PARAMS)
-    return re.sub(rf"(?i)([?&;/](?:{secrets})=)[^&;#]*", rf"\g<1>{HIDDEN}", text)
+    if scheme is None:
+        return []
+    start = scheme.end()
+    spans = []
+    at = userinfo_end(text, start)
+    if at >= 0 and ":" in text[start:at]:
+        spans.append((text.index(":", start, at) + 1, at))
+    names = _param_names(text, at + 1 if at >= 0 else start, scheme.group(1).lower())
+    for here, after in zip(names, [*names[1:], None], strict=False):
+        if any(word in unquote(here.group(1)).lower() for word in _SECRET_WORDS):
+            spans.append((here.end(), after.start() - 1 if after else len(text)))
+    return _merged(spans)
+
+
+def _param_names(text: str, begin: int, scheme: str) -> list[re.Match]:
+    """Each `name=` that starts a parameter: after a `;` in Spark Connect's URL; after
+    the query's `?` or a `&` in another (a `?` or `;` later on is inside a value)."""
+    sep = ";" if scheme == "sc" else "&"
+    query = -2 if scheme == "sc" else text.find("?", begin)
+    return [m for m in _PARAM_NAME.finditer(text, begin)
+            if text[m.start() - 1] == sep or m.start() - 1 == query]
+
+
+def userinfo_end(text: str, start: int) -> int:
+    """Where the user info of the URL whose authority starts at `start` ends: the
+    index of its `@`, or -1. It is the last `@` before the query, so a password with an
+    unencoded `/` or `@` stays whole. With no `@` there, a `user:pass` whose "port" is
+    no number means a password with an unencoded `?`: its `@` is the last one before
+    the `/` that follows the first `@` after the `?`."""
+    query = text.find("?", start)
+    at = text.rfind("@", start, len(text) if query < 0 else query)
+    if at >= 0 or query < 0 or not _password_before(text[start:query]):
+        return at
+    first = text.find("@", query)
+    slash = text.find("/", first) if first >= 0 else -1
+    return text.rfind("@", query, len(text) if slash < 0 else slash)
+
+
+def _password_before(head: str) -> bool:
+    """Is `head` (up to a `?`, no `@` in it) `user:` and a piece of a password rather
+    than `host:port`?"""
+    netloc = head.split("/", 1)[0]
+    if netloc.startswith("[") or ":" not in netloc:
+        return False
+    port = netloc.rsplit(":", 1)[1]
+    return not port.isdigit() and port != ""
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 # ---------------------------------------------------------------- each kind
@@ -192,31 +276,46 @@ def _split_netloc(text: str, netloc: str) -> tuple[str | None, str | None, str, 
 
 
 def _postgres(text: str) -> PostgresURL:
-    rest = text[_SCHEME.match(text).end():]
-    head, _, query = rest.partition("?")
-    # the user info ends at the last '@' (as in `redact`): a password with an unencoded
-    # '/' stays in it, and no piece of it is taken for a port or a database
-    at = head.rfind("@")
-    info, after = (head[:at + 1], head[at + 1:]) if at >= 0 else ("", head)
-    netloc, _, path = after.partition("/")
+    start = _SCHEME.match(text).end()
+    # the user info ends where `redact` says: a password with an unencoded '/', '@' or
+    # '?' stays in it, and no piece of it is taken for a port or a database
+    at = userinfo_end(text, start)
+    info, after = (text[start:at + 1], text[at + 1:]) if at >= 0 else ("", text[start:])
+    head, _, query = after.partition("?")
+    netloc, _, path = head.partition("/")
     user, password, host, port_text = _split_netloc(text, info + netloc)
     port = _port(text, port_text)
     database = unquote(path)
-    options: dict[str, str] = {}
-    for key, value in parse_qsl(query, keep_blank_values=True):
-        options[key] = value
+    options = _query(query)
     host = options.pop("host", None) or host or None
     port = _port(text, options.pop("port", None)) or port
     user = options.pop("user", None) or user
     password = options.pop("password", None) or password
     database = options.pop("dbname", None) or database
-    if not database:
+    if not database and not _named_elsewhere(options):
         raise _bad(text, "the URL names no database",
-                   "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB: DB is the database")
-    if "#" in after or "#" in query:
+                   "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB: DB is the database (or "
+                   "a service file's: ?service=NAME, PGSERVICE; or PGDATABASE)")
+    if "#" in head or "#" in query:
         raise _bad(text, "a PostgreSQL URL has no `#` part")
-    return PostgresURL(text, database, user, password, host, port,
+    return PostgresURL(text, database or None, user, password, host, port,
                        tuple(sorted(options.items())))
+
+
+def _query(query: str) -> dict[str, str]:
+    """A PostgreSQL URL's parameters, percent-decoded as libpq decodes them (a `+` is
+    a plus, not a space: it may be part of a password)."""
+    options: dict[str, str] = {}
+    for item in filter(None, query.split("&")):
+        key, _, value = item.partition("=")
+        options[unquote(key)] = unquote(value)
+    return options
+
+
+def _named_elsewhere(options: dict[str, str]) -> bool:
+    """Does libpq get the database from a service file or the environment?"""
+    return "service" in options or any(os.environ.get(name) for name in ("PGSERVICE",
+                                                                         "PGDATABASE"))
 
 
 def _spark_connect(text: str) -> SparkConnect:
@@ -232,7 +331,7 @@ def _spark_connect(text: str) -> SparkConnect:
     for item in filter(None, tail.split(";")):
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise _bad(text, f"`{redact(';' + item)}` is not a `;key=value` parameter")
+            raise _bad(text, "one of its parameters is not a `;key=value` parameter")
         params.append((key, value))
     port = _port(text, port_text)
     return SparkConnect(text, host, SPARK_CONNECT_PORT if port is None else port, tuple(params))

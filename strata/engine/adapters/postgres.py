@@ -33,7 +33,7 @@ from strata.engine.adapters.base import (
     wait_for,
 )
 from strata.engine.adapters.duckdb import relation_kinds
-from strata.engine.locations import PostgresURL
+from strata.engine.locations import PostgresURL, scrub
 
 # the session as the row hash needs it: a row's text must not depend on the server's
 # or the login's defaults
@@ -67,7 +67,8 @@ class PostgresAdapter(Adapter):
         super().__init__(location.redacted())
         self.location = location
         self.con = con
-        self.key = lock_key(location.database, schema)
+        # the database libpq chose when the URL names none (a service file's)
+        self.key = lock_key(location.database or con.info.dbname, schema)
         # the view publication last asked to lock: the one a lock timeout names
         self.touching: Relation | None = None
 
@@ -85,7 +86,9 @@ class PostgresAdapter(Adapter):
                                   prepare_threshold=None, application_name="strata",
                                   connect_timeout=10)
         except psycopg.Error as err:
-            raise engine_failure(location.redacted(), err, location.password) from None
+            # libpq's message may echo what it was given: every secret of the URL out
+            said = scrub(str(err).strip(), location.secrets()) or type(err).__name__
+            raise engine_failure(location.redacted(), said) from None
         adapter = cls(location, con, schema)
         if write:
             try:

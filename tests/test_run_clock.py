@@ -165,3 +165,39 @@ def test_a_bad_at_is_E084(shop):
     err = cli(shop, "run", "shop.strata", "-o", "w.duckdb", "--at", "yesterday", ok=False).stderr
     assert "error[E084]: --at `yesterday` is not a date or a date and time" in err
     assert "Traceback" not in err
+
+
+def test_the_clock_in_a_let_or_a_join_condition_is_bound_too(tmp_path):
+    """Every step a model types its expressions in notes the clock: a `let` and a join
+    condition run with the run's value, not an unbound placeholder."""
+    (tmp_path / "m.strata").write_text("""
+source s {
+  id: int
+  d: date
+}
+model m {
+  from s
+  let cutoff = date_add('day', -1, run_date())
+  join_left s as t on t.d >= run_date()
+  filter d >= cutoff
+  select id
+}
+""")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("CREATE TABLE s AS SELECT * FROM (VALUES (1, DATE '2026-12-01'), "
+                "(2, DATE '2026-11-01')) t(id, d)")
+    con.close()
+    cli(tmp_path, "run", "m.strata", "-o", "w.duckdb", "--at", "2026-12-02")
+    assert rows(tmp_path, "SELECT id FROM v_m") == [(1,)]
+
+
+def test_the_clock_in_a_pin_or_delete_when_is_E032(shop):
+    (shop / "shop.strata").write_text(MODULE + """
+model pinned {
+  from orders
+  select id, ordered_at
+  pin holds ordered_at <= run_date()
+}
+""")
+    err = cli(shop, "check", "shop.strata", ok=False).stderr
+    assert "error[E032]: `run_date()` cannot be used in `pin`" in err

@@ -622,7 +622,8 @@ class Run:
 
     def _build(self, plan: Plan, code_fp: str, live: dict[str, str],
                result: ModelResult) -> None:
-        log = CheckLog(dialect=self.ad.dialect, bitmaps=self.ad.bitmap_distinct)
+        log = CheckLog(dialect=self.ad.dialect, bitmaps=self.ad.bitmap_distinct,
+                       clock=self.relations if plan.clock else None)
         check_joins(self.ad, plan, self.relations, self.relation_sql_of, self.verified_unique,
                     log, self.unique_rights)
         merge = incremental.plan_merge(self, plan, code_fp, live, result)

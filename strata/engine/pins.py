@@ -49,6 +49,7 @@ from strata.plan import (
 from strata.semantics.checks import types_fit
 from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, bind, model_query
+from strata.sqlgen.clock import bind_clock
 from strata.sqlgen.names import column
 
 SAMPLE = 5
@@ -73,8 +74,13 @@ class CheckLog:
     seconds: list[float] = field(default_factory=list)
     dialect: Dialect = duck.DIALECT
     bitmaps: bool = True
+    # the run's Relations where the model reads the run's clock: a check built from
+    # the model's own expressions (a join condition) binds run_date() as its SQL does
+    clock: Relations | None = None
 
     def render(self, statement: exp.Expression) -> str:
+        if self.clock is not None:
+            statement = bind_clock(statement, self.clock)
         # a statement's own nodes are built for it; the nodes it shares with the
         # check's other statements are only copied for an engine whose rewrites edit
         # the tree in place (DuckDB has none)

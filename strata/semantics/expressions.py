@@ -82,6 +82,9 @@ class ExprContext:
     over: bool = False  # the derive after `window`: window functions allowed (windows.py)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     clock: set[str] | None = None  # the model's run_date()/run_timestamp() calls, noted
+    # False in a pin or delete_when: they are checked against stored rows later (verify,
+    # a merge's layers), where no run's clock is bound
+    clock_allowed: bool = True
 
 
 class ExpressionTyper:
@@ -282,6 +285,11 @@ class ExpressionTyper:
             return self.error("E032", f"`{name}()` is not deterministic", node.span,
                               F.CLOCK_HINT)
         fn = F.CATALOGUE.get(name)
+        if name in F.CLOCK_FUNCTIONS and not self.ctx.clock_allowed:
+            return self.error("E032", f"`{name}()` cannot be used in `{self.ctx.where}`",
+                              node.span, "a pin or delete_when is checked against stored "
+                              "rows on later runs too, where another clock holds; filter "
+                              "or derive with it in the model's steps instead")
         if name in F.CLOCK_FUNCTIONS and self.ctx.clock is not None:
             self.ctx.clock.add(name)
         if fn is None and name in W.WINDOW_FUNCTIONS:  # row_number, lag, ... (windows.py)

@@ -25,6 +25,7 @@ from sqlglot import exp
 from dialects import regex
 from dialects.functions import TAG, format_tokens, json_path_steps
 from strata.semantics import types as T
+from strata.sqlgen.clock import NAMES, clock_column
 from strata.syntax import ast
 
 Typer = Callable[[list[T.Type]], "T.Type | str"]  # a type, or an error message
@@ -57,7 +58,7 @@ NON_DETERMINISTIC = {"now", "current_timestamp", "current_date", "current_time",
                      "rand", "uuid", "gen_random_uuid", "today", "localtimestamp",
                      # any row of the group, whichever the engine meets first
                      "any_value", "arbitrary"}
-CLOCK_FUNCTIONS = ("run_date", "run_timestamp")
+CLOCK_FUNCTIONS = NAMES  # run_date, run_timestamp (strata/sqlgen/clock.py)
 # E032's hint: the run's clock keeps content identity where now() would not
 CLOCK_HINT = ("it would give a new result on every statement and break content identity; "
               "use run_date() or run_timestamp(): the moment the run started, bound once "
@@ -73,11 +74,6 @@ INSTEAD = {
 }
 DATE_UNIT_ORDER = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 DATE_UNITS = set(DATE_UNIT_ORDER)
-
-
-def _clock(name: str) -> exp.Column:
-    """The placeholder `__run.name` (strata/sqlgen/clock.py) a run binds to its value."""
-    return exp.Column(this=exp.to_identifier(name), table=exp.to_identifier("__run"))
 
 
 def _duck(name: str) -> Callable[[list[exp.Expression]], exp.Expression]:
@@ -699,13 +695,13 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
                  "the end; NULL on NULL", example=("split_part('a,b,c', ',', -1)", "c")),
     # ---- the run's date and time (issue 40): bound once when a run starts, recorded in
     # its history entry; a model reading one is stale when its value changes
-    Function("run_date", 0, 0, lambda types: T.DATE, lambda args: _clock("run_date"),
+    Function("run_date", 0, 0, lambda types: T.DATE, lambda args: clock_column("run_date"),
              signature="run_date() -> date",
              doc="the date the run started (`--at` or STRATA_NOW set it; replay, verify "
                  "and backfill reuse the recorded one); the model rebuilds when it changes",
              example=("run_date() > date '2000-01-01'", True)),
     Function("run_timestamp", 0, 0, lambda types: T.TIMESTAMP,
-             lambda args: _clock("run_timestamp"),
+             lambda args: clock_column("run_timestamp"),
              signature="run_timestamp() -> timestamp",
              doc="the moment the run started, to the second (as run_date(); every run "
                  "has a new one, so a model reading it rebuilds on every run)",

@@ -626,7 +626,7 @@ class ModelResolver:
         base_scope = Scope([e for e in self.scope.entries if e.col.id in self.base_ids],
                            [self.base.alias])
         typer = ExpressionTyper(ExprContext(lambda ref: self.lookup(base_scope, ref), where,
-                                            diagnostics=self.r.diags))
+                                            diagnostics=self.r.diags, clock=self.clock))
         return typer.type(expr)
 
     def _filter(self, step: ast.Filter) -> None:
@@ -703,7 +703,7 @@ class ModelResolver:
         for col in cols:
             on_scope.add(col, visible=col.name not in visible, output=False)
         typer = ExpressionTyper(ExprContext(lambda r: self.lookup(on_scope, r), "join",
-                                            diagnostics=self.r.diags))
+                                            diagnostics=self.r.diags, clock=self.clock))
         typed = typer.type(step.on)
         if typed.type not in (T.BOOL, T.NULL, ERROR):
             self.error("E034", f"a join condition must be boolean, found {typed.type}",

@@ -235,18 +235,23 @@ def expected(model: Model, con, previous: Counter, mark) -> tuple[Counter, bool,
     return (full if drift and model.recompute else merged), drift, missed
 
 
+def first_state(tmp: str, rows: int):
+    """(the module, the warehouse, its source of `rows` rows), nothing run yet."""
+    path = Path(tmp) / "m.strata"
+    path.write_text(MODULE)
+    wh = str(Path(tmp) / "w.duckdb")
+    con = duckdb.connect(wh)
+    source = Source(con, rows)
+    con.close()
+    return load_module(path), wh, source
+
+
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(initial=st.integers(1, 5), steps=st.lists(step_strategy, min_size=1, max_size=4))
 def test_every_run_is_the_notes_merge_and_reports_drift_exactly(initial, steps):
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "m.strata"
-        path.write_text(MODULE)
-        module = load_module(path)
-        wh = str(Path(tmp) / "w.duckdb")
-        con = duckdb.connect(wh)
-        source = Source(con, initial)
-        con.close()
+        module, wh, source = first_state(tmp, initial)
         report = run(module, wh, RunOptions())
         for ops, only_stale in steps:
             snapshots = {r.model: r.snapshot for r in report.results}
@@ -283,13 +288,7 @@ def test_a_retention_delete_under_append_reports_nothing_and_keeps_the_log():
     """The property's sharpest case, pinned: every logged row but one leaves the source
     and one new row arrives; both append models keep everything and report nothing."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "m.strata"
-        path.write_text(MODULE)
-        module = load_module(path)
-        wh = str(Path(tmp) / "w.duckdb")
-        con = duckdb.connect(wh)
-        source = Source(con, 5)
-        con.close()
+        module, wh, source = first_state(tmp, 5)
         run(module, wh, RunOptions())
         con = duckdb.connect(wh)
         con.execute("DELETE FROM s WHERE id < 5")

@@ -23,27 +23,11 @@ from urllib.parse import quote
 
 import pytest
 from enginehelpers import strata
+from test_engine_bookkeeping_postgres import MODULE  # the small module those suites run
 
 CANARY = "Canary" + uuid.uuid4().hex[:12]
 ROLE = "canary_role"
 PASSWORD = f"{CANARY}?q"  # a `?` in it: written unencoded, a URL parser must not split there
-MODULE = """source orders {
-  id: int
-  amount: int
-}
-
-model big_orders {
-  from orders
-  filter amount > 2
-  select id, amount
-}
-
-model totals {
-  from big_orders
-  group id
-  aggregate total = sum(amount)
-}
-"""
 FAILING = MODULE + """
 model broken {
   from orders

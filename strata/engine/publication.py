@@ -21,14 +21,11 @@ No branch on an engine's name: the adapter's `transactional` picks the order.
 
 from __future__ import annotations
 
-import os
-
-from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine import staleness
 from strata.engine.adapters.base import Adapter
 from strata.engine.branches import list_branches, live_snapshots, switch_views
-from strata.engine.warehouse import crash_point
+from strata.engine.warehouse import crash_point, env_seconds
 
 
 def adapter_of(wh) -> Adapter:
@@ -85,21 +82,9 @@ def publish_timeout() -> float:
     hold it back (PostgreSQL: older snapshots, locks on the live views) before E140.
     Five minutes by default: a reader's transaction longer than that was most likely
     left open. A bad value is E084, as a bad STRATA_LOCK_TIMEOUT is."""
-    text = os.environ.get("STRATA_PUBLISH_TIMEOUT")
-    if text is None:
-        return PUBLISH_TIMEOUT_DEFAULT
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = None
-    if seconds is None or not 0 <= seconds <= PUBLISH_TIMEOUT_MAX:  # False for nan
-        shown = "empty" if not text.strip() else f"`{text}`"
-        raise fail("E084", f"STRATA_PUBLISH_TIMEOUT is {shown}: not a number of seconds "
-                   f"from 0 to {PUBLISH_TIMEOUT_MAX:g}", None,
-                   "it is how long publication waits for the sessions reading the "
-                   "warehouse that hold it back; unset it for the default "
-                   f"({PUBLISH_TIMEOUT_DEFAULT:g})")
-    return seconds
+    return env_seconds("STRATA_PUBLISH_TIMEOUT", PUBLISH_TIMEOUT_DEFAULT, PUBLISH_TIMEOUT_MAX,
+                       "it is how long publication waits for the sessions reading the "
+                       "warehouse that hold it back")
 
 
 def commit_point(wh, entry: H.HistoryEntry, records: list[H.SnapshotRecord],

@@ -455,22 +455,28 @@ LOCK_TIMEOUT_MAX = 86400.0  # a day: past that a wait is a hang, not patience
 def env_lock_timeout() -> float:
     """STRATA_LOCK_TIMEOUT as seconds, read on every open so a bad value is E084 on
     every command that opens a warehouse, not only when another process holds the lock
-    (and never a ValueError). `nan` compared false with every deadline and waited
-    forever; `inf`, a negative or a huge value is no wait anyone means either."""
-    text = os.environ.get("STRATA_LOCK_TIMEOUT")
+    (and never a ValueError)."""
+    return env_seconds("STRATA_LOCK_TIMEOUT", LOCK_TIMEOUT_DEFAULT, LOCK_TIMEOUT_MAX,
+                       "it is how long to wait for another process's lock on the "
+                       f"warehouse: 0 fails at once, {LOCK_TIMEOUT_MAX:g} waits up to a day")
+
+
+def env_seconds(name: str, default: float, maximum: float, meaning: str) -> float:
+    """A number of seconds from 0 to `maximum` in environment variable `name`, or
+    `default` when it is unset; anything else is E084 saying `meaning`. `nan` compared
+    false with every deadline and waited forever; `inf`, a negative or a huge value is
+    no wait anyone means either."""
+    text = os.environ.get(name)
     if text is None:
-        return LOCK_TIMEOUT_DEFAULT
+        return default
     try:
         seconds = float(text)
     except ValueError:
         seconds = None
-    if seconds is None or not 0 <= seconds <= LOCK_TIMEOUT_MAX:  # False for nan
+    if seconds is None or not 0 <= seconds <= maximum:  # False for nan
         shown = "empty" if not text.strip() else f"`{text}`"
-        raise fail("E084", f"STRATA_LOCK_TIMEOUT is {shown}: not a number of seconds "
-                   f"from 0 to {LOCK_TIMEOUT_MAX:g}", None,
-                   "it is how long to wait for another process's lock on the warehouse: 0 "
-                   f"fails at once, {LOCK_TIMEOUT_MAX:g} waits up to a day; unset it for "
-                   f"the default ({LOCK_TIMEOUT_DEFAULT:g})")
+        raise fail("E084", f"{name} is {shown}: not a number of seconds from 0 to "
+                   f"{maximum:g}", None, f"{meaning}; unset it for the default ({default:g})")
     return seconds
 
 

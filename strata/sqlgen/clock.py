@@ -80,11 +80,6 @@ def bind_clock(tree: exp.Expression, relations) -> exp.Expression:
     return tree.transform(swap, copy=False)
 
 
-def reads_of_text(canonical: str) -> set[str]:
-    """The clock values a model's canonical SQL reads (none inside a literal)."""
-    return {m.group(1) for m in _TOKEN.finditer(canonical) if m.group(1)}
-
-
 def relink_clock(text: str, literals: dict[str, str]) -> str:
     """The canonical text with each placeholder replaced by its literal's text."""
     return _TOKEN.sub(lambda m: literals[m.group(1)] if m.group(1) else m.group(0), text)

@@ -121,6 +121,17 @@ class Folder:
         if info is not None and stat.S_ISLNK(info.st_mode):
             raise link_error(self.path / name)
 
+    def _refuse_replacing(self, name: str) -> None:
+        """Only a regular file (or nothing) is replaced: a link is E130; a device, pipe
+        or socket is an OSError the command reports (renamed onto as root, `--out
+        /dev/zero` replaced the machine's /dev/zero with a page)."""
+        self._refuse_link(name)
+        info = self.lstat(name)
+        if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(
+                info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a device, pipe or socket): "
+                          "strata replaces only files")
+
     def names(self) -> list[str]:
         return sorted(os.listdir(self.fd if self.fd is not None else self.path))
 
@@ -199,11 +210,11 @@ class Folder:
     def write_text(self, name: str, text: str) -> None:
         """Replace (or make) `name` with `text`: a new file renamed onto it, so a reader
         sees the old file or the new one; a link there is E130 and stays as it is."""
-        self._refuse_link(name)
+        self._refuse_replacing(name)
         temp = f"{_TEMP}{secrets.token_hex(8)}.tmp"
         self.create_text(temp, text)
         try:
-            self._refuse_link(name)  # a rename would replace a link, never follow it
+            self._refuse_replacing(name)  # a rename would replace a link, never follow it
             if self.fd is not None:
                 os.rename(temp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
             else:

@@ -15,6 +15,7 @@ pause point (STRATA_PAUSE_AT), so it is decided every time, not 2% of the time.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -168,6 +169,26 @@ def test_item13_graph_does_not_write_through_a_planted_link(tmp_path):
     refused(strata("graph", "proj", cwd=s.repo))
     assert s.state() == before
     assert (s.repo / "graph.html").is_symlink()
+
+
+@pytest.mark.parametrize("command", [["graph", "proj", "--out", "{target}"],
+                                     ["build", "proj", "-o", "{folder}"]])
+def test_a_device_or_pipe_where_a_file_goes_is_refused_and_stays(tmp_path, command):
+    """Replacing a file is renaming a new one onto it: onto a device (as root) that
+    replaced the device itself (a fuzz run's `graph --out /dev/zero` left the machine a
+    /dev/zero holding a page). A pipe stands in for a device here; it stays a pipe."""
+    s = scene(tmp_path)
+    folder = s.repo / "out"
+    folder.mkdir()
+    target = s.repo / "graph.html"
+    for pipe in (target, folder / "paid_orders.sql"):
+        os.mkfifo(pipe)
+    args = [a.format(target=target, folder=folder) for a in command]
+    proc = strata(*args, cwd=s.repo)
+    assert proc.returncode == 1 and "error[E093]" in proc.stderr, proc.stderr
+    assert "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+    for pipe in (target, folder / "paid_orders.sql"):
+        assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
 
 
 def init_racing(repo: Path, name: str, plant_in: Callable[[Path], None]

@@ -40,7 +40,7 @@ def model_tree(module: Module, model: str, dialect: str = "duckdb") -> exp.Selec
 
     require_ok(module)
     select_models(module, [model])  # E079 for an unknown model
-    from strata.engine.clock import run_clock
+    from strata.clock import run_clock
 
     # run_date()/run_timestamp() as a run now would bind them
     return model_query(module.plan(model), compile_relations(module, dialects.get(dialect),

@@ -133,7 +133,7 @@ def compile_statements(module: Module, dialect_name: str = dialects.DEFAULT,
     it), or None for `$run_date` placeholders (review files stay the same every day)."""
     require_ok(module)
     if clock == "now":
-        from strata.engine.clock import run_clock
+        from strata.clock import run_clock
 
         clock = run_clock()
     dialect = dialects.get(dialect_name)

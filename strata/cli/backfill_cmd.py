@@ -13,8 +13,8 @@ from strata.cli.compile_cmds import (
 )
 from strata.cli.main import cli, console, handled, print_json
 from strata.cli.run_cmds import print_report, progress_printer, warehouse_option, workers_option
+from strata.clock import run_clock
 from strata.engine.backfill import backfill
-from strata.engine.clock import run_clock
 
 
 @cli.command(name="backfill")

@@ -88,7 +88,7 @@ def check(module: str, as_json: bool) -> None:
 def compile_(module: str, show_sql: bool, dialect: str, models: str | None,
              watermark: str | None, at: str | None, as_json: bool) -> None:
     """Compile MODULE to SQL; with --show-sql print it (full and incremental)."""
-    from strata.engine.clock import run_clock
+    from strata.clock import run_clock
 
     dialects.get(dialect)
     mod = load_checked(module)

@@ -16,12 +16,12 @@ from strata.cli.compile_cmds import (
 )
 from strata.cli.main import cli, console, handled, print_json
 from strata.cli.render import terminal_text
+from strata.clock import run_clock
 from strata.compiler import select_models
 from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine import ops
 from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
-from strata.engine.clock import run_clock
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
 from strata.engine.pins import declared_unique, planned_checks

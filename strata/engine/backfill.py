@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from strata.clock import now
 from strata.compiler import clock_reads, require_ok
 from strata.diagnostics import CATALOGUE, Diagnostic, StrataError, did_you_mean, fail
 from strata.engine import history as H
 from strata.engine.branches import ensure_branch, live_snapshots
-from strata.engine.clock import now
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.locations import DuckDBFile, parse_location
 from strata.engine.materialize import Progress, Run, RunOptions, RunReport, _merges

@@ -7,11 +7,11 @@ import re
 
 from sqlglot import exp
 
+from strata.clock import now_text
 from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import bookkeeping as B
 from strata.engine import history as H
 from strata.engine.adapters.base import Relation
-from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
 from strata.engine.warehouse import (
     INTERNAL,

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from strata.clock import now_text
 from strata.diagnostics import Diagnostic, StrataError
 from strata.engine import history as H
-from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
 
 # the codes that mean the failure is not a model's: the warehouse file (E070), its lock

@@ -28,11 +28,11 @@ from pathlib import Path
 import duckdb
 from sqlglot import exp
 
+from strata.clock import now
 from strata.diagnostics import fail
 from strata.engine import bookkeeping as B
 from strata.engine import history as H
 from strata.engine.branches import branch_names, live_snapshots
-from strata.engine.clock import now
 from strata.engine.fingerprints import sha
 from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, q
 

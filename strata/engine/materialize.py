@@ -17,13 +17,13 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from strata.clock import now, now_text
 from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
 from strata.engine import code_cache, failures, incremental, staleness
 from strata.engine import history as H
 from strata.engine.adapters.base import Adapter, Relation
 from strata.engine.branches import check_view_names, ensure_branch, live_snapshots
-from strata.engine.clock import now, now_text
 from strata.engine.fingerprints import (
     RowHash,
     _canonical_relation,

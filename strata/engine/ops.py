@@ -9,6 +9,7 @@ import sqlglot
 from sqlglot import exp
 
 from dialects.base import CannotExpress
+from strata.clock import now_text
 from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import history as H
 from strata.engine.adapters.base import INTERNAL, Relation
@@ -19,7 +20,6 @@ from strata.engine.branches import (
     live_snapshots,
     switch_views,
 )
-from strata.engine.clock import now_text
 from strata.engine.fingerprints import sha
 from strata.engine.staleness import drop_views, vanished_views
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse

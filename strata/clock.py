@@ -1,4 +1,5 @@
-"""Wall-clock time, injectable for tests: STRATA_NOW='2026-01-31 12:00:00'."""
+"""Wall-clock time, injectable for tests: STRATA_NOW='2026-01-31 12:00:00'; and the moment
+a run binds run_date()/run_timestamp() to."""
 
 from __future__ import annotations
 

@@ -130,7 +130,9 @@ def test_only_stale_after_a_source_change_merges_the_upsert_model_on_postgresql(
 def test_a_failing_pin_on_postgresql_publishes_nothing(pg_warehouse_url, tmp_path):
     root = _project(tmp_path / "p", ROWS)
     _run(root, pg_warehouse_url)
-    _write(root, [*ROWS, "4,dup,1.00,2024-02-01 10:00:00"])  # id 4 twice
+    # id 5 twice, both past the watermark: the delta itself breaks the key (an id 4
+    # past it would replace the old row 4 in the merge, as the delivery note says)
+    _write(root, [*ROWS, "5,dup,1.00,2024-02-01 10:00:00", "5,dup,2.00,2024-02-02 10:00:00"])
     failed = strata("run", ".", "-o", pg_warehouse_url, cwd=root, check=False)
     assert "error[E06" in failed.stderr and "unique" in failed.stderr
     assert "Traceback" not in failed.stderr

@@ -214,9 +214,9 @@ def test_hostile_values_for_every_option(slot: Slot, project, odd_paths, tmp_pat
 
 # ---------------------------------------------------------------- environment variables
 def environment_variables() -> list[str]:
-    """Every variable strata/ reads through os.environ or os.getenv."""
+    """Every variable strata/ reads through os.environ, os.getenv or env_seconds."""
     found = set()
-    pattern = re.compile(r"""os\.(?:environ(?:\.get)?|getenv)[\[(]\s*["']([A-Z0-9_]+)["']""")
+    pattern = re.compile(r"""(?:os\.(?:environ(?:\.get)?|getenv)|env_seconds)[\[(]\s*["']([A-Z0-9_]+)["']""")
     for path in (ROOT / "strata").rglob("*.py"):
         found.update(pattern.findall(path.read_text()))
     return sorted(found)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from sqlglot import ErrorLevel, exp
 
+from dialects.binding import Bind, evaluate_once
+
 Rewrite = Callable[[exp.Expression], exp.Expression]
 
 
@@ -42,6 +44,9 @@ class Dialect:
     # the bytes of an identifier the engine keeps (it drops the rest silently); None:
     # no limit a name meets (strata.sqlgen.identifiers checks names against it)
     max_identifier_bytes: int | None = None
+    # how the engine computes a value once and names it (dialects/binding.py): every
+    # operand a rewrite's spelling repeats is bound so; None: repeated as text
+    bind: Bind | None = None
 
     def match_key(self, left: exp.Expression, right: exp.Expression,
                   kind: str) -> exp.Expression:
@@ -114,7 +119,7 @@ class Dialect:
     def adapt(self, tree: exp.Expression) -> exp.Expression:
         """This engine's rewrites applied to a (private) tree, innermost nodes first, so
         a rewrite sees its operands already spelled for the engine."""
-        return bottom_up(tree, self.rewrites)
+        return bottom_up(tree, self.rewrites, self.bind)
 
 
 class CannotExpress(Exception):
@@ -122,10 +127,12 @@ class CannotExpress(Exception):
     the compiler reports it as E091 naming the dialect."""
 
 
-def bottom_up(tree: exp.Expression, rewrites: tuple[Rewrite, ...]) -> exp.Expression:
+def bottom_up(tree: exp.Expression, rewrites: tuple[Rewrite, ...],
+              bind: Bind | None = None) -> exp.Expression:
     """Apply the first rewrite that changes a node, children before parents. (SQLGlot's
     `transform` runs top-down and skips what a rewrite returned, so a rewrite wrapping
-    its node would leave the node's operands unrewritten.)"""
+    its node would leave the node's operands unrewritten.) With `bind`, an operand the
+    new spelling reads twice is computed once (`evaluate_once`)."""
     root = tree
     for node in reversed(list(tree.dfs())):
         parent, key, index = node.parent, node.arg_key, node.index
@@ -133,6 +140,8 @@ def bottom_up(tree: exp.Expression, rewrites: tuple[Rewrite, ...]) -> exp.Expres
             new = rewrite(node)
             if new is node:
                 continue
+            if bind is not None:
+                new = evaluate_once(node, new, bind)
             if new.type is None and node.type is not None:
                 new.type = node.type  # same value, spelled otherwise: outer rewrites ask
             if node is root:
@@ -188,6 +197,26 @@ def whole_weeks_of_dates(node: exp.Expression) -> exp.Expression:
                             unit=exp.var("DAY"))
         return cast(exp.IntDiv(this=days, expression=num(7)), "BIGINT")
     return node
+
+
+def month_boundaries_by_fields(node: exp.Expression) -> exp.Expression:
+    """date_diff('month' | 'quarter', a, b) as DuckDB counts it (boundaries crossed),
+    from the fields of a and b: (year(b) - year(a)) * 12 + month(b) - month(a). For an
+    engine whose own spelling reads each operand twice (SQLGlot's AGE of truncated
+    values, for PostgreSQL): here each is read as a value the engine may name once."""
+    if not (isinstance(node, exp.DateDiff) and _unit(node) in ("MONTH", "QUARTER")):
+        return node
+    end, start = node.this, node.expression
+    per_year = 12 if _unit(node) == "MONTH" else 4
+
+    def between(part: str) -> exp.Expression:
+        return exp.Paren(this=exp.Sub(this=exp.Extract(this=exp.var(part), expression=end.copy()),
+                                      expression=exp.Extract(this=exp.var(part),
+                                                             expression=start.copy())))
+
+    months = exp.Add(this=exp.Mul(this=between("YEAR"), expression=num(per_year)),
+                     expression=between(_unit(node)))
+    return cast(months, "BIGINT")
 
 
 def boundaries(node: exp.Expression) -> exp.Expression:

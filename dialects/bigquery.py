@@ -35,6 +35,7 @@ from dialects.base import (
 )
 from dialects.functions import function_rewrite
 from dialects.numeric import ieee_divide_function
+from dialects.binding import bind_by_subquery
 
 
 def _monday_weeks(node: exp.Expression) -> exp.Expression:
@@ -104,7 +105,7 @@ PARTS = {
 
 DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False,
-                  row_hash="farm_fingerprint",
+                  row_hash="farm_fingerprint", bind=bind_by_subquery,
                   rewrites=(function_rewrite(functions.BIGQUERY),
                             _monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves), _scaled_decimal,

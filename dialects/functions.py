@@ -126,6 +126,24 @@ def negative_counts(node: exp.Expression) -> exp.Expression:
                  (exp.LT(this=n.copy(), expression=num(0)), kind(this=s, expression=shortened)))
 
 
+def right_by_substr(node: exp.Expression) -> exp.Expression:
+    """right(s, n) for an engine without RIGHT (Trino), spelled here rather than by
+    SQLGlot, whose SUBSTR(s, LENGTH(s) - (n - 1)) starts before the text when n is
+    longer (Trino then counts from the end: right('abc', 5) would be 'c') and copies
+    s: SUBSTR(s, GREATEST(LENGTH(s) - n + 1, 1)), '' for n = 0."""
+    def spelled(right: exp.Expression) -> exp.Expression:
+        if not isinstance(right, exp.Right):
+            return right
+        s, n = right.this, right.expression
+        start = exp.Greatest(this=exp.Add(this=exp.Sub(this=exp.Length(this=s.copy()),
+                                                        expression=_paren(n)),
+                                          expression=num(1)),
+                             expressions=[num(1)])
+        return exp.Substring(this=s, start=start)
+
+    return negative_counts(node).transform(spelled, copy=False)
+
+
 def replace_nothing_for_empty(node: exp.Expression) -> exp.Expression:
     """replace(s, '', r) is s in DuckDB; an engine inserting r between characters
     gets s back for an empty search."""
@@ -804,7 +822,7 @@ BIGQUERY: dict[str, Spelling] = {
 TRINO: dict[str, Spelling] = {
     "greatest": ignoring_nulls, "least": ignoring_nulls,
     "replace": replace_nothing_for_empty, "ends_with": ends_by_length,
-    "left": negative_counts, "right": negative_counts,
+    "left": negative_counts, "right": right_by_substr,
     "split_part": split_by_element, "md5": md5_of_utf8,
     "sign": sign_by_comparison,
     "make_date": make_date_by_text,

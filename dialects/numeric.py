@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from dialects.base import CannotExpress, cast, is_a, num
+from dialects.binding import Bind, bind_by_lambda, bind_by_subquery  # noqa: F401 (re-exported)
 
 DBL_MAX = 1.7976931348623157e308
 TWO52 = 4503599627370496.0  # from here on every double is a whole number
@@ -71,50 +72,6 @@ def _sub(a, b):
 def not_finite(x: exp.Expression) -> exp.Expression:
     """x is ±Infinity or NaN: PostgreSQL and Spark order NaN above Infinity."""
     return exp.GTE(this=exp.Abs(this=x), expression=double("Infinity"))
-
-
-# ---------------------------------------------------------------- naming a value once
-
-Body = Callable[[exp.Expression], exp.Expression]
-Bind = Callable[[exp.Expression, Body], exp.Expression]
-VAR = "__v"  # Strata's own names start with two underscores; a user's cannot
-
-
-def _simple(x: exp.Expression) -> bool:
-    """Cheap to repeat: a column or a constant (in a cast)."""
-    while isinstance(x, (exp.Cast, exp.Paren, exp.Neg)):
-        x = x.this
-    return isinstance(x, (exp.Column, exp.Literal))
-
-
-def _belongs_to_its_query(x: exp.Expression) -> bool:
-    """Does x hold an aggregate or a window function? Moved into a scalar subquery,
-    PostgreSQL evaluates such a call in the subquery, over its one row, whenever it
-    reads no outer column (COUNT(*): 1; ROW_NUMBER() OVER (): 1), so it must stay
-    in the query it was written in."""
-    return any(isinstance(node, (exp.AggFunc, exp.Window)) for node in x.walk())
-
-
-def bind_by_subquery(x: exp.Expression, body: Body) -> exp.Expression:
-    """`body` of x with x computed once: (SELECT body(__v) FROM (SELECT x AS __v) AS
-    __r), a scalar subquery whose x may read the outer row's columns. An x holding an
-    aggregate or window function is repeated instead (`_belongs_to_its_query`): the
-    same value each time, computed once anyway (PostgreSQL shares identical
-    aggregate calls and identical windows)."""
-    if _simple(x) or _belongs_to_its_query(x):
-        return body(x)
-    inner = exp.select(exp.alias_(x, VAR)).subquery(VAR.replace("v", "r"))
-    return exp.Subquery(this=exp.select(body(exp.column(VAR))).from_(inner))
-
-
-def bind_by_lambda(x: exp.Expression, body: Body) -> exp.Expression:
-    """`body` of x with x computed once: ELEMENT_AT(TRANSFORM(ARRAY(x), __v -> ..), 1)."""
-    if _simple(x):
-        return body(x)
-    lam = exp.Lambda(this=body(exp.column(VAR)), expressions=[exp.to_identifier(VAR)])
-    return exp.Anonymous(this="ELEMENT_AT", expressions=[
-        exp.Anonymous(this="TRANSFORM", expressions=[exp.Array(expressions=[x]), lam]),
-        num(1)])
 
 
 # ---------------------------------------------------------------- division

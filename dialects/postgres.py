@@ -39,6 +39,7 @@ from dialects.base import (
     numeric_round,
     time_of_day,
     whole_second,
+    month_boundaries_by_fields,
     whole_weeks_of_dates,
 )
 from dialects.functions import function_rewrite
@@ -91,12 +92,13 @@ MAX_IDENTIFIER_BYTES = 63
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   max_identifier_bytes=MAX_IDENTIFIER_BYTES,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
-                  type_kinds=tuple(TYPE_KINDS.items()), key_match=hashable_key_match,
+                  type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_subquery, key_match=hashable_key_match,
                   rewrites=(function_rewrite(functions.POSTGRES),
                             ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,
-                            whole_weeks_of_dates, like_without_escape(clause=True),
+                            whole_weeks_of_dates, month_boundaries_by_fields,
+                            like_without_escape(clause=True),
                             sum_over_count, ieee_division, no_double_remainder,
                             double_to_decimal(ROUNDING), text_to_int("DECIMAL"),
                             text_to_bool, substr_positions, unicode_trim, c_collation,

@@ -33,6 +33,7 @@ from dialects.base import (
     whole_weeks,
 )
 from dialects.functions import function_rewrite
+from dialects.binding import bind_by_subquery
 
 
 def _epoch(x: exp.Expression) -> exp.Expression:
@@ -48,7 +49,7 @@ PARTS = {
 }
 
 DIALECT = Dialect(name="snowflake", sqlglot="snowflake", transactional_ddl=False,
-                  create_or_replace_view=True, reads_files=False, row_hash="hash",
+                  create_or_replace_view=True, reads_files=False, row_hash="hash", bind=bind_by_subquery,
                   rewrites=(function_rewrite(functions.SNOWFLAKE),
                             whole_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves),

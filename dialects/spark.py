@@ -112,7 +112,7 @@ TYPE_KINDS = {
 
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
-                type_kinds=tuple(TYPE_KINDS.items()),
+                type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_lambda,
                 rewrites=(function_rewrite(functions.SPARK),
                           whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,

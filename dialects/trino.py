@@ -35,6 +35,7 @@ from dialects.base import (
     text_meets_time,
 )
 from dialects.functions import function_rewrite
+from dialects.binding import bind_by_lambda
 
 EPOCH_START = exp.Literal.string("1970-01-01 00:00:00")
 
@@ -61,7 +62,7 @@ PARTS = {
 }
 
 DIALECT = Dialect(name="trino", sqlglot="trino", transactional_ddl=False,
-                  create_or_replace_view=True, reads_files=False, row_hash="xxhash64",
+                  create_or_replace_view=True, reads_files=False, row_hash="xxhash64", bind=bind_by_lambda,
                   rewrites=(function_rewrite(functions.TRINO),
                             boundaries, extract_rewrite(PARTS, epoch="DOUBLE"), text_meets_time,
                             _timestamp_text, double_to_int_half_even(half_even_by_halves),

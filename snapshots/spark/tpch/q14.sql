@@ -23,43 +23,39 @@ WITH base AS (
     AND lineitem.l_shipdate < CAST(TIMESTAMPADD(MONTH, 1, CAST('1995-09-01' AS DATE)) AS DATE)
 )
 SELECT
-  CASE
-    WHEN CAST(SUM(base.l_extendedprice * (
-      1 - base.l_discount
-    )) AS DOUBLE) = 0
-    THEN SIGN(
-      CAST(100.00 * SUM(
-        CASE
-          WHEN part.p_type LIKE 'PROMO%'
-          THEN base.l_extendedprice * (
-            1 - base.l_discount
-          )
-          ELSE 0
-        END
-      ) AS DOUBLE)
-    ) * CASE
-      WHEN SUBSTRING(
-        CAST(CAST(SUM(base.l_extendedprice * (
-          1 - base.l_discount
-        )) AS DOUBLE) AS STRING),
-        1,
+  ELEMENT_AT(
+    TRANSFORM(
+      ARRAY(SUM(base.l_extendedprice * (
+        1 - base.l_discount
+      ))),
+      __v1 -> ELEMENT_AT(
+        TRANSFORM(
+          ARRAY(
+            100.00 * SUM(
+              CASE
+                WHEN part.p_type LIKE 'PROMO%'
+                THEN base.l_extendedprice * (
+                  1 - base.l_discount
+                )
+                ELSE 0
+              END
+            )
+          ),
+          __v -> CASE
+            WHEN CAST(__v1 AS DOUBLE) = 0
+            THEN SIGN(CAST(__v AS DOUBLE)) * CASE
+              WHEN SUBSTRING(CAST(CAST(__v1 AS DOUBLE) AS STRING), 1, 1) = '-'
+              THEN CAST('-Infinity' AS DOUBLE)
+              ELSE CAST('Infinity' AS DOUBLE)
+            END
+            ELSE CAST(__v AS DOUBLE) / CAST(__v1 AS DOUBLE)
+          END
+        ),
         1
-      ) = '-'
-      THEN CAST('-Infinity' AS DOUBLE)
-      ELSE CAST('Infinity' AS DOUBLE)
-    END
-    ELSE CAST(100.00 * SUM(
-      CASE
-        WHEN part.p_type LIKE 'PROMO%'
-        THEN base.l_extendedprice * (
-          1 - base.l_discount
-        )
-        ELSE 0
-      END
-    ) AS DOUBLE) / CAST(SUM(base.l_extendedprice * (
-      1 - base.l_discount
-    )) AS DOUBLE)
-  END AS promo_revenue
+      )
+    ),
+    1
+  ) AS promo_revenue
 FROM base
 JOIN parquet.`file://<repo>/examples/tpch/data/part.parquet` AS part
   ON part.p_partkey = base.l_partkey;

@@ -33,9 +33,9 @@ from dialects.base import (
     shifted,
     whole_weeks,
 )
+from dialects.binding import bind_by_subquery
 from dialects.functions import function_rewrite
 from dialects.numeric import ieee_divide_function
-from dialects.binding import bind_by_subquery
 
 
 def _monday_weeks(node: exp.Expression) -> exp.Expression:

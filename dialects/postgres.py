@@ -35,11 +35,11 @@ from dialects.base import (
     field,
     hashable_key_match,
     like_without_escape,
+    month_boundaries_by_fields,
     number_to_bool_by_comparison,
     numeric_round,
     time_of_day,
     whole_second,
-    month_boundaries_by_fields,
     whole_weeks_of_dates,
 )
 from dialects.functions import function_rewrite

@@ -32,8 +32,8 @@ from dialects.base import (
     typed_items,
     whole_weeks,
 )
-from dialects.functions import function_rewrite
 from dialects.binding import bind_by_subquery
+from dialects.functions import function_rewrite
 
 
 def _epoch(x: exp.Expression) -> exp.Expression:

@@ -198,4 +198,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
              "sql_snapshots/duckdb committed as a link to another folder"),
     "E140": ("publication waited too long for sessions reading the warehouse",
              "PostgreSQL: a session idle in a transaction after reading main.v_orders"),
+    # issue 40, round 2: rows from nothing, grouping sets, arg_min/arg_max
+    "E189": ("arg_min/arg_max over a window",
+             "window by k order t then derive a = arg_min(x, y)"),
 }

@@ -188,6 +188,9 @@ CASES = [
     Case("E118", "model m {\n  from orders\n  select id, updated_at\n  incremental\n"
          "  merge_strategy: append\n  cdc_column: updated_at\n  lookback: 3 days\n}\n",
          7, 3, "lookback: 3 days"),
+    # issue 40, round 2
+    Case("E189", "model m {\n  from orders\n  window by customer_id order id\n"
+         "  derive cheapest = arg_min(id, amount)\n}\n", 4, 21, "arg_min(id, amount)"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;

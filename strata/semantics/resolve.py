@@ -977,6 +977,15 @@ class ModelResolver:
                            "preceding and current row` (Strata orders ties by the "
                            "remaining columns)")
                 continue
+            extreme = next((c for c in calls if W.is_arg_extreme(c)), None)
+            if extreme is not None:
+                name = "arg_min" if isinstance(extreme, exp.ArgMin) else "arg_max"
+                self.error("E189", f"`{name}` over a window", item.expr.span,
+                           "order the window by what picks the row and take its value: "
+                           f"`window by k order by_column{' desc' if name == 'arg_max' else ''}"
+                           ", x` then `derive v = first_value(x)`; or aggregate per group "
+                           "with `group k` and `aggregate`")
+                continue
             if any(W.is_distinct_aggregate(c) for c in calls):
                 self.error("E102", "`count_distinct` over a window", item.expr.span,
                            "PostgreSQL and Spark have no DISTINCT aggregate over a window: "

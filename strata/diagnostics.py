@@ -199,6 +199,14 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E140": ("publication waited too long for sessions reading the warehouse",
              "PostgreSQL: a session idle in a transaction after reading main.v_orders"),
     # issue 40, round 2: rows from nothing, grouping sets, arg_min/arg_max
+    "E180": ("a bound of range reads a column", "from range(1, id)"),
+    "E181": ("a range step that is 0 or of the wrong kind",
+             "range(1, 10, 0); range(date '2024-01-01', date '2024-02-01', 1)"),
+    "E182": ("a range that gives no rows", "range(10, 1)"),
+    "E183": ("a range of more than 10,000,000 rows", "range(0, 100000000)"),
+    "E184": ("an interval that is not a range's step, or not an interval",
+             "derive x = interval '1 day'; interval 'two days'"),
+    "E185": ("a relation called like a function that is not range", "from generate_series(1, 3)"),
     "E189": ("arg_min/arg_max over a window",
              "window by k order t then derive a = arg_min(x, y)"),
 }

@@ -30,6 +30,10 @@ ORDER_ROWS = [
 ]
 
 
+def _order(row: tuple) -> list:
+    return [(v is None, v) for v in row]
+
+
 def run(models: str, model: str = "m", clock=None) -> list[tuple]:
     module = load_text(ORDERS + models)
     assert not module.diagnostics, [(d.code, d.message) for d in module.diagnostics]
@@ -38,7 +42,7 @@ def run(models: str, model: str = "m", clock=None) -> list[tuple]:
     con.execute("CREATE TABLE orders (id BIGINT, customer_id BIGINT, amount DECIMAL(10, 2), "
                 "status VARCHAR, ordered_at DATE)")
     con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", ORDER_ROWS)
-    return sorted(con.execute(sql).fetchall(), key=repr)
+    return sorted(con.execute(sql).fetchall(), key=_order)
 
 
 def codes(models: str) -> list[str]:
@@ -77,3 +81,123 @@ def test_arg_min_over_a_window_is_e189():
   derive v = arg_min(id, amount)
 }
 """) == ["E189"]
+
+
+# ---------------------------------------------------------------- range
+def clocked(models: str, model: str, at: str) -> list[tuple]:
+    """The model's rows on DuckDB with run_date() bound to `at`."""
+    from strata.compiler import compile_statements
+    from strata.sqlgen.clock import RunClock
+
+    module = load_text(ORDERS + models)
+    assert not module.diagnostics, [(d.code, d.message) for d in module.diagnostics]
+    statement = compile_statements(module, "duckdb", [model], clock=RunClock.parse(at))[0]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE orders (id BIGINT, customer_id BIGINT, amount DECIMAL(10, 2), "
+                "status VARCHAR, ordered_at DATE)")
+    con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", ORDER_ROWS)
+    return sorted(con.execute(statement.sql).fetchall(), key=_order)
+
+
+def test_a_range_of_ints_is_half_open_and_steps_either_way():
+    assert run("model m { from range(1, 10, 3) as n }") == [(1,), (4,), (7,)]
+    assert run("model m { from range(5, -1, -2) as n }") == [(1,), (3,), (5,)]
+    assert run("model m { from range(0, 3) }") == [(0,), (1,), (2,)]
+
+
+def test_a_range_column_is_named_by_the_relation():
+    module = load_text(ORDERS + "model a { from range(0, 3) as n }\n"
+                                "model b { from range(0, 3) }\n")
+    assert [c.name for c in module.plan("a").output] == ["n"]
+    assert [c.name for c in module.plan("b").output] == ["range"]
+
+
+def test_a_month_step_counts_each_row_from_the_start_and_clamps_month_ends():
+    rows = run("""model m {
+  from range(date '2024-01-31', date '2024-05-01', interval '1 month') as d
+}
+""")
+    assert [str(r[0]) for r in rows] == ["2024-01-31", "2024-02-29", "2024-03-31",
+                                         "2024-04-30"]
+
+
+def test_a_date_range_steps_a_day_by_default_and_can_go_down_by_weeks():
+    assert [str(r[0]) for r in run(
+        "model m { from range(date '2024-02-27', date '2024-03-01') as d }")] == \
+        ["2024-02-27", "2024-02-28", "2024-02-29"]
+    assert [str(r[0]) for r in run(
+        "model m { from range(date '2024-03-01', date '2024-02-01', interval '-1 week') as d }"
+    )] == ["2024-02-02", "2024-02-09", "2024-02-16", "2024-02-23", "2024-03-01"]
+
+
+def test_a_timestamp_range_steps_by_its_interval_and_stops_before_the_end():
+    rows = run("""model m {
+  from range(timestamp '2024-03-01 22:00:00', timestamp '2024-03-02 01:00:00',
+             interval '90 minutes') as t
+}
+""")
+    assert [str(r[0]) for r in rows] == ["2024-03-01 22:00:00", "2024-03-01 23:30:00"]
+
+
+def test_a_daily_spine_to_the_run_date_keeps_days_without_orders():
+    models = """model m {
+  from range(run_date() - 5, run_date() + 1) as day
+  join_left many orders on ordered_at = day
+  group day
+  aggregate n = count(id)
+}
+"""
+    rows = clocked(models, "m", "2024-02-03")
+    assert [(str(d), n) for d, n in rows] == [
+        ("2024-01-29", 0), ("2024-01-30", 1), ("2024-01-31", 0), ("2024-02-01", 2),
+        ("2024-02-02", 0), ("2024-02-03", 1)]
+    assert len(clocked(models, "m", "2024-03-01")) == 6  # the spine moves with the clock
+
+
+def test_a_range_is_joined_and_unioned_like_any_relation():
+    assert run("""model m {
+  from range(1, 4) as n
+  join_cross range(10, 30, 10) as t
+  derive v = n + t
+  select v
+  union (from range(100, 101) as v)
+}
+""") == [(11,), (12,), (13,), (21,), (22,), (23,), (100,)]
+
+
+def test_range_bounds_that_read_a_column_are_e180_and_the_clock_is_allowed():
+    assert codes("model m {\n  from orders\n  join many range(1, id) as n on n = id\n}\n") == \
+        ["E180"]
+    assert codes("model m { from range(run_date() - 30, run_date()) as d }") == []
+
+
+def test_a_range_that_says_at_check_time_it_would_be_wrong_is_refused():
+    assert codes("model m { from range(1, 10, 0) }") == ["E181"]
+    assert codes("model m { from range(10, 1) }") == ["E182"]
+    assert codes("model m { from range(3, 3) }") == ["E182"]
+    assert codes("model m { from range(0, 10000001) }") == ["E183"]
+    assert codes("model m { from range(0, 10000000) }") == []
+    assert codes("model m { from range(date '2024-01-31', date '2023-01-01', "
+                 "interval '1 month') }") == ["E182"]
+    assert codes("model m { from range(timestamp '2000-01-01 00:00:00', "
+                 "timestamp '2024-01-01 00:00:00', interval '1 second') }") == ["E183"]
+
+
+def test_generate_series_points_to_range_as_a_function_and_as_a_relation():
+    module = load_text(ORDERS + "model m {\n  from orders\n  derive x = generate_series(1, 3)\n}\n")
+    (diag,) = module.diagnostics
+    assert diag.code == "E016" and "range(" in diag.hint
+    module = load_text(ORDERS + "model m { from generate_series(1, 3) }\n")
+    (diag,) = module.diagnostics
+    assert diag.code == "E185" and "range(" in diag.hint
+
+
+def test_every_dialect_renders_a_range(tmp_path):
+    module = load_text(ORDERS + """model m {
+  from range(date '2024-01-01', date '2024-02-01') as d
+  join_cross range(0, 3) as n
+}
+""")
+    for dialect in ("duckdb", "postgres", "snowflake", "bigquery", "spark", "trino"):
+        sql = strata.model_sql(module, "m", dialect)
+        assert "__offset" in sql, dialect

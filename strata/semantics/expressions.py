@@ -114,6 +114,10 @@ class ExpressionTyper:
 
     def _literal(self, node: ast.Literal) -> Typed:
         kind = node.kind
+        if kind == "interval":
+            return self.error("E184", "an interval is the step of a range, not a value",
+                              node.span, "shift a date with date_add('month', 1, d), or "
+                              "count dates with range(a, b, interval '1 month')")
         if kind == "decimal":
             digits = node.value.as_tuple()
             scale = max(0, -digits.exponent)

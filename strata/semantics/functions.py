@@ -72,6 +72,13 @@ INSTEAD = {
             "the same digest on every engine",
     "listagg": "string_agg(x, ',')", "group_concat": "string_agg(x, ',')",
 }
+# rows from nothing are a relation, not a function (strata/semantics/ranges.py)
+ROW_GENERATOR_HINT = ("rows from nothing are a relation in Strata: `from range(1, 11) as n`, "
+                      "`from range(date '2024-01-01', run_date(), interval '1 day') as day` "
+                      "(half-open: the end is not included)")
+ROW_GENERATOR_NAMES = ("generate_series", "generate_array", "generate_date_array", "sequence",
+                       "array_generate_range", "range", "generator")
+INSTEAD.update({name: ROW_GENERATOR_HINT for name in ROW_GENERATOR_NAMES})
 DATE_UNIT_ORDER = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 DATE_UNITS = set(DATE_UNIT_ORDER)
 

@@ -44,6 +44,7 @@ from strata.semantics import types as T
 from strata.semantics import windows as W
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
+from strata.semantics.ranges import range_relation
 from strata.syntax import ast
 from strata.syntax.cache import parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text
@@ -376,6 +377,8 @@ class Resolver:
             if isinstance(step, (ast.From, ast.Join, ast.SetOp)):
                 if isinstance(step.relation, ast.Pipeline):
                     stack.extend(reversed(step.relation.steps))
+                elif isinstance(step.relation, ast.RelationCall):
+                    continue  # rows made from nothing read no relation
                 else:
                     out.append((step.relation, step.span))
         # `pin references` reads the referenced relation: it is built (and checked) first
@@ -566,7 +569,7 @@ class ModelResolver:
 
     # ------------------------------------------------------------ steps
     def _from(self, step: ast.From) -> None:
-        alias = step.alias or (step.relation if isinstance(step.relation, str) else "sub")
+        alias = step.alias or _default_alias(step.relation)
         ref, columns = self._relation(step.relation, alias)
         cols = [self.r.new_col(n, t, alias) for n, t in columns]
         self.base = BaseScope(ref, alias, cols)
@@ -576,12 +579,18 @@ class ModelResolver:
             self.scope.add(col)
         self._read(ref)
 
-    def _relation(self, relation: str | ast.Pipeline,
+    def _relation(self, relation: str | ast.Pipeline | ast.RelationCall,
                   alias: str) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
         """A relation by name, or a sub-pipeline resolved into a plan of its own (its
-        relations join this model's reads; it is never a model of the module)."""
+        relations join this model's reads; it is never a model of the module), or the
+        rows of a range (semantics/ranges.py)."""
         if isinstance(relation, str):
             return self.r.relation_columns(relation)
+        if isinstance(relation, ast.RelationCall):
+            made = range_relation(self, relation, alias)
+            # a broken range still has its one column, untyped: what reads it says nothing
+            return made if made is not None else (RelationRef("inline", alias),
+                                                  [(alias, ERROR)])
         decl = replace(self.decl, steps=relation.steps, properties=(), pins=())
         inner = ModelResolver(self.r, decl, inline=True)
         inner.clock = self.clock  # the model reads what its sub-pipelines read
@@ -650,7 +659,7 @@ class ModelResolver:
                        "name it after the parentheses: `join (from orders | ...) as o on "
                        "o.customer_id = id`")
             return
-        alias = step.alias or step.relation
+        alias = step.alias or _default_alias(step.relation)
         if alias in self.scope.aliases:
             shown = step.relation if isinstance(step.relation, str) else "(...)"
             self.error("E017", f"relation name `{alias}` is already used in this model",
@@ -841,7 +850,11 @@ class ModelResolver:
 
     def _setop(self, step: ast.SetOp) -> None:
         self.phase = "post"
-        ref, columns = self._relation(step.relation, f"__{step.op}")
+        # a range's one column is named like this side's, when it has one column
+        left_cols = self.scope.output_cols()
+        name = (left_cols[0].name if isinstance(step.relation, ast.RelationCall)
+                and len(left_cols) == 1 else f"__{step.op}")
+        ref, columns = self._relation(step.relation, name)
         if not isinstance(step.relation, str):
             step = replace(step, relation="(...)")
         left = self.scope.output_cols()
@@ -1055,6 +1068,13 @@ class ModelResolver:
 
     def _output(self) -> list[Col]:
         return self.scope.output_cols()
+
+
+def _default_alias(relation: str | ast.Pipeline | ast.RelationCall) -> str:
+    """The name a relation has in a model without `as`."""
+    if isinstance(relation, str):
+        return relation
+    return relation.name if isinstance(relation, ast.RelationCall) else "sub"
 
 
 def _inline(node: exp.Expression, defs: dict[int, exp.Expression]) -> exp.Expression:

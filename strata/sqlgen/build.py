@@ -202,10 +202,20 @@ class QueryBuilder:
 
     def relation(self, ref: RelationRef, alias: str | None) -> exp.Expression:
         """The FROM item of a relation; a sub-pipeline becomes a CTE of this query."""
+        if ref.kind == "series":
+            return _series(ref, alias or ref.name, self.plan.base.columns[0].name)
         if ref.kind != "inline":
             return self.relations(ref, alias)
+        if _bare_series(ref.plan):  # `range(...)` of ints: the series itself, no CTE
+            plan = ref.plan
+            return _series(plan.base.relation, alias or plan.base.alias, plan.output[0].name)
         inner = QueryBuilder(ref.plan, self.relations, parent=self)
-        name = self._add_cte(alias or ref.name, inner.body())
+        if ref.plan.base.relation.kind == "series" and not ref.plan.stages:
+            # a range of dates or timestamps: its base scope is its rows, one CTE
+            body = inner._base_query(only=ref.plan.output)
+        else:
+            body = inner.body()
+        name = self._add_cte(alias or ref.name, body)
         node = table(name)
         if alias and alias != name:
             node.set("alias", exp.TableAlias(this=ident(alias)))
@@ -247,18 +257,29 @@ class QueryBuilder:
 
     def _base(self) -> Block:
         base = self.plan.base
+        query = self._base_query()
+        name = self._add_cte(BASE, query)
+        scope = [*base.columns, *(c for c, _ in base.lets)]
+        return Block(table(name), {c.id: Ref(c.name, name) for c in scope}, scope)
+
+    def _base_query(self, only: list[Col] | None = None) -> exp.Select:
+        """The base scope's SELECT: the relation's columns and the lets (or `only`
+        these of them), where the base predicates hold."""
+        base = self.plan.base
         env: Env = {c.id: Ref(c.name, base.alias) for c in base.columns}
         projection = [aliased(copy(env[c.id]), c.name) for c in base.columns]
         for col, node in base.lets:
             env[col.id] = bind(node, env)
             projection.append(aliased(copy(env[col.id]), col.name))
+        if only is not None:
+            kept = {c.id for c in only}
+            scope = [*base.columns, *(c for c, _ in base.lets)]
+            projection = [p for c, p in zip(scope, projection) if c.id in kept]
         query = exp.Select(expressions=projection)
         query.set("from_", exp.From(this=self.relation(base.relation, base.alias)))
         if base.preds:
             query.set("where", exp.Where(this=_conjoin([bind(p, env) for p in base.preds])))
-        name = self._add_cte(BASE, query)
-        scope = [*base.columns, *(c for c, _ in base.lets)]
-        return Block(table(name), {c.id: Ref(c.name, name) for c in scope}, scope)
+        return query
 
     def _add_cte(self, name: str, query: exp.Expression) -> str:
         unique, n = name, 1
@@ -434,6 +455,19 @@ class QueryBuilder:
     @staticmethod
     def _ordered(keys: list[OrderKey], env: Env) -> list[exp.Ordered]:
         return [k.node(bind(k.expr, env)) for k in keys]
+
+
+def _bare_series(plan: Plan | None) -> bool:
+    """Is this plan the rows of a series as they are (a range of ints)?"""
+    return (plan is not None and plan.base.relation.kind == "series" and not plan.base.lets
+            and not plan.base.preds and not plan.stages)
+
+
+def _series(ref: RelationRef, alias: str, column_name: str) -> exp.Expression:
+    """A series' FROM item, read as `alias.column_name`."""
+    node = ref.series.copy()
+    node.set("alias", exp.TableAlias(this=ident(alias), columns=[ident(column_name)]))
+    return node
 
 
 def _unique_names(cols: list[Col]) -> list[str]:

@@ -252,6 +252,11 @@ class _ToAst(Transformer):
         alias = str(children[1]) if len(children) > 1 else None
         return ast.From(_relation(children[0]), alias, self.S(meta))
 
+    def relation_call(self, meta, children):
+        name = children[0]
+        args = children[1] if len(children) > 1 else []
+        return ast.RelationCall(str(name).lower(), tuple(args), self.S(meta))
+
     def pipeline(self, meta, children):
         steps = [c for c in children if not (isinstance(c, Token) and c.type == "PIPE")]
         return ast.Pipeline(tuple(steps), self.S(meta))
@@ -484,8 +489,10 @@ class _ToAst(Transformer):
             raise fail("E036", f"invalid {kind} literal '{raw}'", span,
                        f"no such {kind}: {err}" if shaped else
                        "dates are 'YYYY-MM-DD', timestamps 'YYYY-MM-DD HH:MM:SS'") from None
+        if kind == "interval":
+            return ast.Literal(_interval(raw, span), "interval", span)
         raise fail("E001", f"unexpected string after `{kw}`", span,
-                   "typed literals are `date '...'` and `timestamp '...'`")
+                   "typed literals are `date '...'`, `timestamp '...'` and `interval '...'`")
 
     def list_literal(self, meta, children):
         items = children[0] if children else []
@@ -561,9 +568,24 @@ class _ToAst(Transformer):
         return ast.Extract(str(children[0]).lower(), children[1], self.S(meta))
 
 
-def _relation(node) -> str | ast.Pipeline:
-    """A relation as written: a name, or a sub-pipeline."""
-    return node if isinstance(node, ast.Pipeline) else str(node)
+def _relation(node) -> str | ast.Pipeline | ast.RelationCall:
+    """A relation as written: a name, a sub-pipeline or a generator call."""
+    return node if isinstance(node, (ast.Pipeline, ast.RelationCall)) else str(node)
+
+
+_INTERVAL = re.compile(r"^\s*([+-]?\d{1,18})\s+(year|quarter|month|week|day|hour|minute|second)"
+                       r"s?\s*$", re.IGNORECASE)
+
+
+def _interval(text: str, span) -> ast.Duration:
+    """`interval '7 days'`: a whole number of one unit (a range's step)."""
+    found = _INTERVAL.match(text)
+    if found is None:
+        raise fail("E184", f"invalid interval literal '{text}'", span,
+                   "an interval is a whole number and a unit: `interval '1 day'`, "
+                   "`interval '3 months'`, `interval '-1 week'` (units: year, quarter, month, "
+                   "week, day, hour, minute, second)")
+    return ast.Duration(int(found.group(1)), found.group(2).lower())
 
 
 def _unquote(tok) -> str:

@@ -207,6 +207,9 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E184": ("an interval that is not a range's step, or not an interval",
              "derive x = interval '1 day'; interval 'two days'"),
     "E185": ("a relation called like a function that is not range", "from generate_series(1, 3)"),
+    "E186": ("grouping() outside a rollup or cube, or not of one of its keys",
+             "group status then aggregate g = grouping(status)"),
+    "E187": ("a grouping other than rollup or cube", "group grouping_sets(a, b)"),
     "E189": ("arg_min/arg_max over a window",
              "window by k order t then derive a = arg_min(x, y)"),
 }

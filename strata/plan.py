@@ -87,6 +87,9 @@ class FilterStage:
 class AggregateStage:
     keys: list[tuple[Col, exp.Expression]]  # output col, the expression it groups by
     aggregates: list[tuple[Col, exp.Expression]]
+    # rollup | cube: the rows of every prefix (every subset) of the keys too, the keys
+    # left out NULL (`grouping(k)` tells them apart)
+    sets: str | None = None
 
 
 @dataclass

@@ -202,6 +202,10 @@ CASES = [
          "interval 'two days'"),
     Case("E185", "model m {\n  from generate_series(1, 3) as n\n}\n", 2, 8,
          "generate_series(1, 3)"),
+    Case("E186", "model m {\n  from orders\n  group status\n  aggregate g = grouping(status)\n}\n",
+         4, 17, "grouping(status)"),
+    Case("E187", "model m {\n  from orders\n  group sets(status)\n  aggregate n = count()\n}\n",
+         3, 9, "sets"),
     Case("E189", "model m {\n  from orders\n  window by customer_id order id\n"
          "  derive cheapest = arg_min(id, amount)\n}\n", 4, 21, "arg_min(id, amount)"),
 ]

@@ -201,3 +201,48 @@ def test_every_dialect_renders_a_range(tmp_path):
     for dialect in ("duckdb", "postgres", "snowflake", "bigquery", "spark", "trino"):
         sql = strata.model_sql(module, "m", dialect)
         assert "__offset" in sql, dialect
+
+
+# ---------------------------------------------------------------- rollup, cube, grouping
+def test_rollup_adds_a_subtotal_per_prefix_of_the_keys_and_grouping_tells_them_apart():
+    rows = run("""model m {
+  from orders
+  filter id is not null
+  group rollup(customer_id, status)
+  aggregate n = count(), total = sum(amount), sub = grouping(status),
+            grand = grouping(customer_id)
+}
+""")
+    D = __import__("decimal").Decimal
+    assert rows == [
+        (10, "paid", 2, D("2.00"), 0, 0), (10, "void", 1, D("4.00"), 0, 0),
+        (10, None, 3, D("6.00"), 1, 0),
+        (20, "paid", 1, D("9.00"), 0, 0), (20, None, 1, None, 0, 0),  # a NULL status
+        (20, None, 2, D("9.00"), 1, 0),
+        (None, None, 5, D("15.00"), 1, 1)]
+
+
+def test_cube_adds_a_subtotal_per_subset_of_the_keys():
+    rows = run("""model m {
+  from orders
+  filter id is not null and status is not null
+  group cube(customer_id, status)
+  aggregate n = count()
+}
+""")
+    assert rows == [(10, "paid", 2), (10, "void", 1), (10, None, 3), (20, "paid", 1),
+                    (20, None, 1), (None, "paid", 3), (None, "void", 1), (None, None, 4)]
+
+
+def test_grouping_outside_a_rollup_or_of_a_column_that_is_no_key_is_e186():
+    assert codes("model m {\n  from orders\n  group status\n"
+                 "  aggregate g = grouping(status)\n}\n") == ["E186"]
+    assert codes("model m {\n  from orders\n  group rollup(status)\n"
+                 "  aggregate g = grouping(id)\n}\n") == ["E186"]
+    assert codes("model m {\n  from orders\n  group rollup(status)\n"
+                 "  aggregate n = count()\n  filter grouping(status) = 0\n}\n") == ["E186"]
+
+
+def test_a_grouping_other_than_rollup_or_cube_is_e187():
+    assert codes("model m {\n  from orders\n  group grouping_sets(status)\n"
+                 "  aggregate n = count()\n}\n") == ["E187"]

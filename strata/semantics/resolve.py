@@ -763,7 +763,8 @@ class ModelResolver:
                 new_scope.aliases.append(found.qualifier)
         aggs: list[tuple[Col, exp.Expression]] = []
         for item in step.items:
-            typer = self.typer("aggregate", allow_aggregate=True, group_keys=frozenset(key_ids))
+            typer = self.typer("aggregate", allow_aggregate=True, group_keys=frozenset(key_ids),
+                               grouping_sets=group.sets if group else None)
             typed = typer.type(item.expr)
             if typed.type != ERROR and not typed.aggregate:
                 self.error("E037", f"`{item.name}` aggregates nothing", item.expr.span,
@@ -778,7 +779,7 @@ class ModelResolver:
             col = self.r.new_col(item.name, typed.type)
             aggs.append((col, _inline(typed.node, self.defs)))
             new_scope.add(col)
-        self.stages.append(AggregateStage(keys, aggs))
+        self.stages.append(AggregateStage(keys, aggs, group.sets if group else None))
         self.scope = new_scope
         self.sort = None  # groups have no order
 

@@ -140,6 +140,7 @@ class Block:
     joins: list[exp.Join] = field(default_factory=list)
     where: list[exp.Expression] = field(default_factory=list)
     group: list[exp.Expression] | None = None  # set once aggregated ([] = whole table)
+    group_sets: type[exp.Expression] | None = None  # exp.Rollup / exp.Cube around the keys
     having: list[exp.Expression] = field(default_factory=list)
     kind: str = "step"  # names the CTE when the block closes
     order: list[exp.Ordered] | None = None  # ORDER BY (a CTE keeps it only with LIMIT)
@@ -160,7 +161,10 @@ class Block:
         if self.where:
             query.set("where", exp.Where(this=_conjoin(self.where)))
         if self.group:
-            query.set("group", exp.Group(expressions=[g.copy() for g in self.group]))
+            keys = [g.copy() for g in self.group]
+            if self.group_sets is not None:
+                keys = [self.group_sets(expressions=keys)]
+            query.set("group", exp.Group(expressions=keys))
         if self.having:
             query.set("having", exp.Having(this=_conjoin(self.having)))
         if self.order and (ordered or self.limit is not None):
@@ -354,6 +358,7 @@ class QueryBuilder:
             keys = [bind(node, block.env) for _, node in stage.keys]
             aggs = [bind(node, block.env) for _, node in stage.aggregates]
             block.group = keys
+            block.group_sets = {"rollup": exp.Rollup, "cube": exp.Cube}.get(stage.sets)
             for (col, _), node in zip(stage.keys, keys):
                 block.env[col.id] = node
             for (col, _), node in zip(stage.aggregates, aggs):

@@ -216,6 +216,7 @@ class Expand:
 class Group:
     keys: tuple[Column, ...]
     span: Span
+    sets: str | None = None  # rollup | cube: the grouping sets the keys make
 
 
 @dataclass(frozen=True)

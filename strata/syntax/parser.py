@@ -38,6 +38,7 @@ _CONTINUES_AFTER = {"LBRACE", "COMMA", "EQ", "CMP_OP", "ROWS_OP", "PLUS", "MINUS
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
 
+GROUPING_SETS = ("rollup", "cube")  # `group rollup(a, b)`, `group cube(a, b)`
 _INT_MAX = 2**63 - 1  # `int` is 64-bit (SPEC §1.3)
 _DECIMAL_DIGITS = 38  # the widest decimal DuckDB, PostgreSQL's typed columns and Spark share
 
@@ -290,6 +291,15 @@ class _ToAst(Transformer):
 
     def group_step(self, meta, children):
         return ast.Group(tuple(children), self.S(meta))
+
+    def group_sets(self, meta, children):
+        kind, *keys = children
+        if str(kind).lower() not in GROUPING_SETS:
+            raise fail("E187", f"`group {kind}(...)` is not a grouping of Strata",
+                       kind.span, "group by every prefix of the keys with `group rollup(a, b)` "
+                       "(a and b, a alone, all rows), or by every subset with "
+                       "`group cube(a, b)`; plain keys are `group a, b`")
+        return ast.Group(tuple(keys), self.S(meta), str(kind).lower())
 
     def aggregate_step(self, meta, children):
         return ast.Aggregate(tuple(children), self.S(meta))

@@ -210,6 +210,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E186": ("grouping() outside a rollup or cube, or not of one of its keys",
              "group status then aggregate g = grouping(status)"),
     "E187": ("a grouping other than rollup or cube", "group grouping_sets(a, b)"),
+    "E188": ("a recursive relation", "union (from this_model | join ...); with recursive"),
     "E189": ("arg_min/arg_max over a window",
              "window by k order t then derive a = arg_min(x, y)"),
 }

@@ -206,6 +206,10 @@ CASES = [
          4, 17, "grouping(status)"),
     Case("E187", "model m {\n  from orders\n  group sets(status)\n  aggregate n = count()\n}\n",
          3, 9, "sets"),
+    Case("E188", "model m {\n  from orders\n  select id, customer_id\n"
+         "  union (from m | select customer_id as id, id as customer_id)\n}\n",
+         4, 10, "from m"),
+    Case("E188", "model m {\n  with recursive t as (select 1)\n}\n", 2, 3, "with recursive"),
     Case("E189", "model m {\n  from orders\n  window by customer_id order id\n"
          "  derive cheapest = arg_min(id, amount)\n}\n", 4, 21, "arg_min(id, amount)"),
 ]

@@ -246,3 +246,20 @@ def test_grouping_outside_a_rollup_or_of_a_column_that_is_no_key_is_e186():
 def test_a_grouping_other_than_rollup_or_cube_is_e187():
     assert codes("model m {\n  from orders\n  group grouping_sets(status)\n"
                  "  aggregate n = count()\n}\n") == ["E187"]
+
+
+# ---------------------------------------------------------------- recursive relations
+def test_a_model_that_unions_its_own_rows_is_a_recursive_relation_e188():
+    assert codes("""model m {
+  from orders
+  select id, customer_id
+  union (from m | select customer_id as id, id as customer_id)
+}
+""") == ["E188"]
+    assert codes("model m {\n  from orders\n  select id\n  union m\n}\n") == ["E188"]
+    # reading itself elsewhere stays E055: an incremental model merges by itself
+    assert codes("model m {\n  from m\n}\n") == ["E055"]
+
+
+def test_sql_with_recursive_is_e188():
+    assert codes("model m {\n  with recursive t as (select 1)\n}\n") == ["E188"]

@@ -200,6 +200,14 @@ def _dependency_order(module: Module) -> list[str]:
     return order
 
 
+# E188: a model reading its own rows to make more of them (SQL's WITH RECURSIVE)
+RECURSIVE_HINT = ("Strata has no recursive relations: each model's rows are computed once, "
+                  "from relations that do not depend on them. For a hierarchy of known depth, "
+                  "join the relation to itself that many times (`join_left many employees as "
+                  "boss on boss.id = manager_id`); for a sequence of numbers or dates, use "
+                  "`range(a, b, step)`")
+
+
 # ---------------------------------------------------------------- scope
 @dataclass
 class Entry:
@@ -386,12 +394,34 @@ class Resolver:
                 if p.relation is not None and p.relation != decl.name]
         return out
 
+    @staticmethod
+    def _combined(decl: ast.ModelDecl) -> set[Span]:
+        """The spans of the steps that read a relation for a set operation (the set
+        operation itself, or the steps of its sub-pipeline): a model reading itself
+        there is SQL's recursive CTE."""
+        out = set()
+        stack = [(step, False) for step in decl.steps]
+        while stack:
+            step, combined = stack.pop()
+            if not isinstance(step, (ast.From, ast.Join, ast.SetOp)):
+                continue
+            combined = combined or isinstance(step, ast.SetOp)
+            if combined:
+                out.add(step.span)
+            if isinstance(step.relation, ast.Pipeline):
+                stack.extend((inner, combined) for inner in step.relation.steps)
+        return out
+
     def _graph(self) -> list[str]:
         module = self.module
         broken: set[str] = set()
         for name, info in module.models.items():
             for rel, span in self._relations(info.decl):
-                if rel == name:
+                if rel == name and span in self._combined(info.decl):
+                    self.error("E188", f"model `{name}` combines its own rows with a set "
+                               "operation: a recursive relation", span, RECURSIVE_HINT)
+                    broken.add(name)
+                elif rel == name:
                     self.error("E055", f"model `{name}` reads itself", span,
                                "an incremental model merges with its previous snapshot by "
                                "itself; it does not read its own output")

@@ -748,6 +748,11 @@ _SQL_HABITS = (
      "a cross join has no condition: `join_cross` pairs every row with every row",
      ("write `join X on ...` to match rows (or `join many X on ...` when a row may match "
       "several), or drop the `on ...`")),
+    (re.compile(r"\bwith\s+recursive\b", re.IGNORECASE), "E188",
+     "`with recursive` is SQL's recursive query; Strata has no recursive relations",
+     ("each model's rows are computed once from relations that do not depend on them: join "
+      "a relation to itself as many times as a hierarchy is deep, or count with "
+      "`range(a, b, step)`")),
     (re.compile(r"^\s*where\b", re.IGNORECASE), "E106", "`where` is SQL's spelling",
      "write `filter <condition>`"),
     (re.compile(r"^\s*order\s+by\b", re.IGNORECASE), "E106", "`order by` is SQL's spelling",

@@ -263,3 +263,51 @@ def test_a_model_that_unions_its_own_rows_is_a_recursive_relation_e188():
 
 def test_sql_with_recursive_is_e188():
     assert codes("model m {\n  with recursive t as (select 1)\n}\n") == ["E188"]
+
+
+# ---------------------------------------------------------------- the CLI, end to end
+CLI_MODULE = ORDERS + """
+model spine {
+  from range(run_date() - 2, run_date() + 1) as day
+  join_left many orders on ordered_at = day
+  group rollup(day)
+  aggregate n = count(id), first_id = arg_min(id, id), is_total = grouping(day)
+}
+"""
+
+
+def test_check_compile_and_run_take_the_new_constructs_from_the_cli(tmp_path):
+    import json
+
+    from enginehelpers import strata as cli
+
+    (tmp_path / "m.strata").write_text(CLI_MODULE)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("CREATE TABLE orders (id BIGINT, customer_id BIGINT, amount DECIMAL(10, 2), "
+                "status VARCHAR, ordered_at DATE)")
+    con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", ORDER_ROWS)
+    con.close()
+    env = {"STRATA_NOW": "2024-02-03 08:00:00"}
+    assert "ok:" in cli("check", "m.strata", cwd=tmp_path, check=True, env=env).stdout
+    for dialect in ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino"):
+        shown = cli("compile", "m.strata", "--show-sql", "--dialect", dialect,
+                    cwd=tmp_path, check=True, env=env).stdout
+        assert "ROLLUP" in shown and "run_date() = 2024-02-03" in shown, dialect
+    cli("run", "m.strata", "-o", "w.duckdb", "--at", "2024-02-03", cwd=tmp_path, check=True,
+        env=env)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    got = con.execute("SELECT CAST(day AS VARCHAR), n, first_id, is_total FROM v_spine "
+                      "ORDER BY is_total, day").fetchall()
+    con.close()
+    assert got == [("2024-02-01", 2, 2, 0), ("2024-02-02", 0, None, 0),
+                   ("2024-02-03", 1, 4, 0), (None, 3, 2, 1)]
+    # the same date again: nothing is stale; the next day: the spine is
+    again = json.loads(cli("run", "m.strata", "-o", "w.duckdb", "--only-stale", "--json",
+                           "--at", "2024-02-03", cwd=tmp_path, check=True, env=env).stdout)
+    assert again["status"] == "up_to_date"
+    later = json.loads(cli("run", "m.strata", "-o", "w.duckdb", "--only-stale", "--json",
+                           "--at", "2024-02-04", cwd=tmp_path, check=True, env=env).stdout)
+    assert later["rebuilt"] == ["spine"]
+    (tmp_path / "bad.strata").write_text("model m { from range(10, 1) }\n")
+    failed = cli("check", "bad.strata", cwd=tmp_path, check=False, env=env)
+    assert "error[E182]" in failed.stderr and "Traceback" not in failed.stderr

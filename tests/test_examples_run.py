@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 from collections import Counter
 from decimal import Decimal
 
@@ -356,7 +357,7 @@ def test_the_time_spine_is_one_row_per_day_for_ten_years_up_to_the_run_date(jaff
                                "ORDER BY date_day")]
     assert days[0] == today - dt.timedelta(days=3650) and days[-1] == today
     assert len(days) == len(set(days)) == 3651
-    assert all(b - a == dt.timedelta(days=1) for a, b in zip(days, days[1:]))
+    assert all(b - a == dt.timedelta(days=1) for a, b in itertools.pairwise(days))
 
 
 def test_store_revenue_rolls_up_to_store_totals_and_a_grand_total(jaffle):

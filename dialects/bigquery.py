@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialects import functions
+from dialects import functions, series
 from dialects.base import (
     Dialect,
     _unit,
@@ -106,7 +106,7 @@ PARTS = {
 DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False,
                   row_hash="farm_fingerprint", bind=bind_by_subquery,
-                  rewrites=(function_rewrite(functions.BIGQUERY),
+                  rewrites=(function_rewrite(functions.BIGQUERY), series.spelled(series.generate_array),
                             _monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves), _scaled_decimal,
                             ieee_divide_function, double_average,

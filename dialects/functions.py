@@ -350,6 +350,82 @@ def list_agg_within_group(node: exp.Expression) -> exp.Expression:
     return _null_on_none(value, agg)
 
 
+# arg_min / arg_max: the catalogue builds `ARG_MIN(x, (by, x)) FILTER (WHERE x and by are
+# not NULL)`, DuckDB's spelling; the engines below spell the same pick: the first x in
+# the order (by, x), ascending for arg_min, descending for arg_max.
+
+def _arg_parts(node: exp.Expression):
+    """(value, by, kept, descending) of a tagged arg_min/arg_max node."""
+    agg = node.this
+    return (agg.this.copy(), agg.expression.expressions[0].copy(), node.expression.this.copy(),
+            isinstance(agg, exp.ArgMax))
+
+
+def _pair_order(value: exp.Expression, by: exp.Expression, desc: bool,
+                collate: bool = False, nulls_small: bool = False) -> list[exp.Ordered]:
+    """The order (by, x); NULLs never reach it, so they go where the engine takes them
+    without a clause (`nulls_small`: first ascending, last descending)."""
+    keys = []
+    for key in (by, value):
+        key = key.copy()
+        if collate and is_a(key, "TEXT", "VARCHAR"):  # code-point order, as DuckDB
+            key = exp.Collate(this=_paren(key), expression=exp.to_identifier("C", quoted=True))
+        keys.append(exp.Ordered(this=key, desc=desc, nulls_first=nulls_small and not desc))
+    return keys
+
+
+def arg_by_struct(node: exp.Expression) -> exp.Expression:
+    """Spark: MIN_BY/MAX_BY ordered by STRUCT(by, x), which compares field by field."""
+    value, by, kept, desc = _arg_parts(node)
+    cls = exp.ArgMax if desc else exp.ArgMin
+    pair = exp.Struct(expressions=[by, value.copy()])
+    return exp.Filter(this=cls(this=value, expression=pair), expression=exp.Where(this=kept))
+
+
+def arg_first_of_array(node: exp.Expression) -> exp.Expression:
+    """PostgreSQL: the first item of the non-NULL pairs' x ordered by (by, x), text by
+    code point: (ARRAY_AGG(x ORDER BY by, x) FILTER (WHERE ...))[1]."""
+    value, by, kept, desc = _arg_parts(node)
+    ordered = exp.Order(this=value.copy(), expressions=_pair_order(value, by, desc, True))
+    listed = exp.Filter(this=exp.ArrayAgg(this=ordered), expression=exp.Where(this=kept))
+    return exp.Bracket(this=exp.Paren(this=listed), expressions=[num(0)])
+
+
+def arg_element_at(node: exp.Expression) -> exp.Expression:
+    """Trino: ELEMENT_AT(ARRAY_AGG(x ORDER BY by, x) FILTER (WHERE ...), 1), NULL for
+    no rows."""
+    value, by, kept, desc = _arg_parts(node)
+    ordered = exp.Order(this=value.copy(), expressions=_pair_order(value, by, desc))
+    listed = exp.Filter(this=exp.ArrayAgg(this=ordered), expression=exp.Where(this=kept))
+    return exp.Bracket(this=listed, expressions=[num(1)], offset=1, safe=True)
+
+
+def _kept_value(value: exp.Expression, kept: exp.Expression) -> exp.Expression:
+    """x where the row counts, else NULL: ARRAY_AGG skips it (no FILTER clause here)."""
+    return _case((kept, value))
+
+
+def arg_within_group(node: exp.Expression) -> exp.Expression:
+    """Snowflake: the first item of ARRAY_AGG(x) WITHIN GROUP (ORDER BY by, x) over the
+    rows that count (ARRAY_AGG skips NULL), read back as x's type."""
+    value, by, kept, desc = _arg_parts(node)
+    listed = exp.WithinGroup(this=exp.ArrayAgg(this=_kept_value(value, kept)),
+                             expression=exp.Order(expressions=_pair_order(value, by, desc)))
+    first = exp.Bracket(this=exp.Paren(this=listed), expressions=[num(0)])
+    return cast(first, value.type) if value.type is not None else first
+
+
+def arg_limit_one(node: exp.Expression) -> exp.Expression:
+    """BigQuery: ARRAY_AGG(x IGNORE NULLS ORDER BY by, x LIMIT 1)[SAFE_OFFSET(0)] over
+    the rows that count: NULL for none."""
+    value, by, kept, desc = _arg_parts(node)
+    ordered = exp.Order(this=_kept_value(value, kept),
+                        expressions=_pair_order(value, by, desc, nulls_small=True))
+    listed = exp.IgnoreNulls(this=exp.ArrayAgg(this=exp.Limit(this=ordered,
+                                                              expression=num(1))))
+    return exp.Bracket(this=listed, expressions=[num(0)], offset=0, safe=True)
+
+
 def percentile(node: exp.Expression) -> exp.Expression:
     """Spark's exact interpolated quantile: PERCENTILE(x, q)."""
     return exp.Anonymous(this="PERCENTILE", expressions=[node.this, node.expression])
@@ -770,6 +846,7 @@ POSTGRES: dict[str, Spelling] = {
     "strptime": refuse("postgres", NO_STRPTIME),
     "json_text": json_text_each,
     "string_agg": string_agg_c_order, "list_agg": list_agg_c_order,
+    "arg_min": arg_first_of_array, "arg_max": arg_first_of_array,
     "try_cast": try_int("postgres", _pg_rounded, _pg_bits(True), _pg_bits(False)),
     **REGEXP["postgres"],
 }
@@ -782,6 +859,7 @@ SPARK: dict[str, Spelling] = {
     "strptime": refuse("spark", NO_STRPTIME),
     "json_text": refuse("spark", NO_JSON_SPARK),
     "string_agg": string_agg_sorted_list, "list_agg": list_agg_sorted,
+    "arg_min": arg_by_struct, "arg_max": arg_by_struct,
     "quantile_cont": percentile,
     "try_cast": try_int("spark", _spark_rounded, _spark_conv(16), _spark_conv(2)),
     **REGEXP["spark"],
@@ -796,6 +874,7 @@ SNOWFLAKE: dict[str, Spelling] = {
     "strptime": refuse("snowflake", NO_STRPTIME),
     "json_text": refuse("snowflake", NO_JSON),
     "string_agg": string_agg_within_group, "list_agg": list_agg_within_group,
+    "arg_min": arg_within_group, "arg_max": arg_within_group,
     "try_cast": refuse("snowflake", NO_TRY_CAST),
     **REGEXP["snowflake"],
 }
@@ -811,6 +890,7 @@ BIGQUERY: dict[str, Spelling] = {
     "strptime": refuse("bigquery", NO_STRPTIME),
     "json_text": refuse("bigquery", NO_JSON),
     "string_agg": string_agg_plain_order,
+    "arg_min": arg_limit_one, "arg_max": arg_limit_one,
     "list_agg": refuse("bigquery", "no array there is NULL, and none with a NULL element "
                        "can be returned: an empty group's list would not be NULL"),
     "median": refuse("bigquery", NO_EXACT_QUANTILE),
@@ -830,6 +910,7 @@ TRINO: dict[str, Spelling] = {
     "strptime": refuse("trino", NO_STRPTIME),
     "json_text": refuse("trino", NO_JSON),
     "string_agg": string_agg_within_group,
+    "arg_min": arg_element_at, "arg_max": arg_element_at,
     "median": refuse("trino", NO_EXACT_QUANTILE),
     "quantile_cont": refuse("trino", NO_EXACT_QUANTILE),
     "try_cast": refuse("trino", NO_TRY_CAST),

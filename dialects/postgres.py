@@ -27,7 +27,7 @@ sections each rewrite relies on are in docs/DIALECTS.md):
 
 from sqlglot import exp
 
-from dialects import functions
+from dialects import functions, series
 from dialects.base import (
     Dialect,
     bool_to_number_via_int,
@@ -93,7 +93,7 @@ DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   max_identifier_bytes=MAX_IDENTIFIER_BYTES,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
                   type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_subquery, key_match=hashable_key_match,
-                  rewrites=(function_rewrite(functions.POSTGRES),
+                  rewrites=(function_rewrite(functions.POSTGRES), series.spelled(series.generate_series),
                             ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,

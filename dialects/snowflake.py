@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialects import functions
+from dialects import functions, series
 from dialects.base import (
     Dialect,
     cast,
@@ -50,7 +50,7 @@ PARTS = {
 
 DIALECT = Dialect(name="snowflake", sqlglot="snowflake", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="hash", bind=bind_by_subquery,
-                  rewrites=(function_rewrite(functions.SNOWFLAKE),
+                  rewrites=(function_rewrite(functions.SNOWFLAKE), series.spelled(series.flatten_range),
                             whole_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,

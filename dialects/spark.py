@@ -30,7 +30,7 @@ import os
 
 from sqlglot import exp
 
-from dialects import functions
+from dialects import functions, series
 from dialects.base import (
     Dialect,
     boundaries,
@@ -113,7 +113,7 @@ TYPE_KINDS = {
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
                 type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_lambda,
-                rewrites=(function_rewrite(functions.SPARK),
+                rewrites=(function_rewrite(functions.SPARK), series.spelled(series.range_function),
                           whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,
                           ieee_division, nan_remainder, double_average,

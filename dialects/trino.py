@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialects import functions
+from dialects import functions, series
 from dialects.base import (
     Dialect,
     boundaries,
@@ -63,7 +63,7 @@ PARTS = {
 
 DIALECT = Dialect(name="trino", sqlglot="trino", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="xxhash64", bind=bind_by_lambda,
-                  rewrites=(function_rewrite(functions.TRINO),
+                  rewrites=(function_rewrite(functions.TRINO), series.spelled(series.sequence_or_empty),
                             boundaries, extract_rewrite(PARTS, epoch="DOUBLE"), text_meets_time,
                             _timestamp_text, double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,

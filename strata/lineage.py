@@ -43,7 +43,7 @@ class Origin:
     columns by name, `inputs` the columns it reads (empty for a source column)."""
 
     relation: str  # a model, a source, or `model/alias` for a sub-pipeline
-    kind: str  # "source" | "model" | "inline"
+    kind: str  # "source" | "model" | "inline" | "range" (rows made from nothing)
     column: str
     step: str
     expression: str | None = None
@@ -176,6 +176,8 @@ class _Tracer:
             return Origin(ref.name, "source", column, "source")
         if ref.kind == "inline":
             return self.output(ref.plan, f"{where}/{ref.name}", "inline", column)
+        if ref.kind == "series":  # the ints a range counts: made from nothing
+            return Origin(f"{where}/{ref.name}", "range", column, "range")
         if not self.deep:
             return Origin(ref.name, "model", column, "model")
         return self.model_column(ref.name, column)

@@ -36,11 +36,15 @@ class Col:
 
 @dataclass(frozen=True)
 class RelationRef:
-    kind: str  # "source" | "model" | "inline" (a sub-pipeline: its own plan)
+    # "source" | "model" | "inline" (a sub-pipeline or a range: its own plan) | "series"
+    # (the ints a range counts, the base of its plan)
+    kind: str
     name: str
     # an inline relation's plan; not part of its identity (it is never in `reads`:
     # the relations it reads are)
     plan: Plan | None = field(default=None, compare=False, hash=False, repr=False)
+    # a series' FROM item (dialects/series.py), aliased where it is read
+    series: exp.Expression | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass
@@ -83,6 +87,9 @@ class FilterStage:
 class AggregateStage:
     keys: list[tuple[Col, exp.Expression]]  # output col, the expression it groups by
     aggregates: list[tuple[Col, exp.Expression]]
+    # rollup | cube: the rows of every prefix (every subset) of the keys too, the keys
+    # left out NULL (`grouping(k)` tells them apart)
+    sets: str | None = None
 
 
 @dataclass

@@ -5,12 +5,14 @@ so file paths in the rendered SQL are the same on every machine
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from functools import cache
 from pathlib import Path
 
 from strata.compiler import Statement, compile_statements
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module
+from strata.sqlgen.clock import RunClock
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = ROOT / "examples"
@@ -27,10 +29,15 @@ def load(example: str) -> Module:
     return module
 
 
+# run_date() and run_timestamp() of the examples' statements: a fixed moment, so the
+# snapshots and the rows compared do not change with the day the tests run
+CLOCK = RunClock(dt.datetime(2024, 9, 30, 12, 0, 0))
+
+
 @cache
 def statements(example: str, dialect: str) -> tuple[Statement, ...]:
     with contextlib.chdir(ROOT):
-        return tuple(compile_statements(load(example), dialect))
+        return tuple(compile_statements(load(example), dialect, clock=CLOCK))
 
 
 def models(example: str) -> list[str]:

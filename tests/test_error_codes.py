@@ -188,6 +188,30 @@ CASES = [
     Case("E118", "model m {\n  from orders\n  select id, updated_at\n  incremental\n"
          "  merge_strategy: append\n  cdc_column: updated_at\n  lookback: 3 days\n}\n",
          7, 3, "lookback: 3 days"),
+    # issue 40, round 2
+    Case("E180", "model m {\n  from range(1, id) as n\n}\n", 2, 17, "id"),
+    Case("E181", "model m {\n  from range(1, 10, 0) as n\n}\n", 2, 21, "0"),
+    Case("E181", "model m {\n  from range(date '2024-01-01', date '2024-02-01', 1) as d\n}\n",
+         2, 52, "1"),
+    Case("E182", "model m {\n  from range(10, 1) as n\n}\n", 2, 8, "range(10, 1)"),
+    Case("E183", "model m {\n  from range(0, 100000000) as n\n}\n", 2, 8,
+         "range(0, 100000000)"),
+    Case("E184", "model m {\n  from orders\n  derive x = interval '1 day'\n}\n", 3, 14,
+         "interval '1 day'"),
+    Case("E184", "model m {\n  from range(1, 2, interval 'two days') as n\n}\n", 2, 20,
+         "interval 'two days'"),
+    Case("E185", "model m {\n  from generate_series(1, 3) as n\n}\n", 2, 8,
+         "generate_series(1, 3)"),
+    Case("E186", "model m {\n  from orders\n  group status\n  aggregate g = grouping(status)\n}\n",
+         4, 17, "grouping(status)"),
+    Case("E187", "model m {\n  from orders\n  group sets(status)\n  aggregate n = count()\n}\n",
+         3, 9, "sets"),
+    Case("E188", "model m {\n  from orders\n  select id, customer_id\n"
+         "  union (from m | select customer_id as id, id as customer_id)\n}\n",
+         4, 10, "from m"),
+    Case("E188", "model m {\n  with recursive t as (select 1)\n}\n", 2, 3, "with recursive"),
+    Case("E189", "model m {\n  from orders\n  window by customer_id order id\n"
+         "  derive cheapest = arg_min(id, amount)\n}\n", 4, 21, "arg_min(id, amount)"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;
@@ -435,10 +459,11 @@ def test_cli_codes_from_files_and_options(tmp_path: Path) -> None:
 
 
 def test_E001_hints_what_the_parser_could_take() -> None:
-    """Exact from the parser state, not LALR's merged look-aheads (which listed `(`,
-    `)`, `:`... after `from orders`)."""
+    """Exact from the parser state, not LALR's merged look-aheads (which listed `)`,
+    `:`... after `from orders`); `(` is there since a relation may be a call,
+    `range(a, b)`."""
     [diag] = load_text("model m { from orders filter }\n").diagnostics
-    assert diag.hint == "expected `as`, `}`, a new line"
+    assert diag.hint == "expected `(`, `as`, `}`, a new line"
     [diag] = load_text("model m {\n  from orders\n  filter\n}\n").diagnostics
     assert diag.hint == "expected an expression"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 from collections import Counter
 from decimal import Decimal
 
@@ -317,3 +318,70 @@ def test_example_test_blocks_pass():
     assert len(module.tests) >= 3
     failures = [f for test in module.tests.values() for f in _run_test_block(module, test)]
     assert not failures, "\n".join(failures)
+
+
+# ---------------------------------------------------------------- jaffle_shop, issue 40
+@pytest.fixture(scope="module")
+def jaffle(tmp_path_factory):
+    """A DuckDB file holding every jaffle_shop model, built from the rendered full SQL
+    with run_date() fixed (example_modules.CLOCK), so its rows do not depend on the day."""
+    con = duckdb.connect(str(tmp_path_factory.mktemp("jaffle") / "jaffle.duckdb"))
+    with contextlib.chdir(ROOT):
+        for stmt in statements("jaffle_shop", "duckdb"):
+            if stmt.label.split(";")[0] == "full":  # `full; run_date() = ...` too
+                con.sql(stmt.sql).create(f"t_{stmt.model}")
+                con.execute(f"CREATE VIEW {_ident('v_' + stmt.model)} AS "
+                            f"SELECT * FROM {_ident('t_' + stmt.model)}")
+        yield con
+    con.close()
+
+
+def _latest_orders() -> dict[int, dict]:
+    """raw_orders.csv read by hand: the latest row of each order (CDC), as stg_orders."""
+    import csv
+
+    latest: dict[int, dict] = {}
+    with open(ROOT / "examples/jaffle_shop/data/raw_orders.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            key = int(row["id"])
+            if key not in latest or row["updated_at"] > latest[key]["updated_at"]:
+                latest[key] = row
+    return latest
+
+
+def test_the_time_spine_is_one_row_per_day_for_ten_years_up_to_the_run_date(jaffle):
+    from example_modules import CLOCK
+
+    today = CLOCK.at.date()
+    days = [r[0] for r in rows(jaffle, "metricflow_time_spine", "date_day",
+                               "ORDER BY date_day")]
+    assert days[0] == today - dt.timedelta(days=3650) and days[-1] == today
+    assert len(days) == len(set(days)) == 3651
+    assert all(b - a == dt.timedelta(days=1) for a, b in itertools.pairwise(days))
+
+
+def test_store_revenue_rolls_up_to_store_totals_and_a_grand_total(jaffle):
+    orders = _latest_orders().values()
+    cents = sum(int(o["order_total"]) for o in orders)
+    grand = rows(jaffle, "store_revenue", "orders, revenue",
+                 "WHERE is_grand_total = 1")
+    # stg_orders' order_total is a double (Strata's `/`): sums of doubles, to a tolerance
+    assert grand == [(len(orders), pytest.approx(cents / 100))]
+    for store in {o["store_id"] for o in orders}:
+        mine = [o for o in orders if o["store_id"] == store]
+        total = rows(jaffle, "store_revenue", "orders, revenue",
+                     f"WHERE store_id = {int(store)} AND is_store_total = 1")
+        assert total == [(len(mine),
+                          pytest.approx(sum(int(o["order_total"]) for o in mine) / 100))]
+
+
+def test_customer_highlights_pick_the_biggest_and_the_first_order(jaffle):
+    by_customer: dict[int, list[dict]] = {}
+    for o in _latest_orders().values():
+        if o["customer"]:
+            by_customer.setdefault(int(o["customer"]), []).append(o)
+    want = sorted((c, max(os, key=lambda o: (int(o["order_total"]), int(o["id"])))["id"],
+                   min(os, key=lambda o: (o["ordered_at"], int(o["id"])))["id"])
+                  for c, os in by_customer.items())
+    got = rows(jaffle, "customer_highlights", "*", "ORDER BY customer_id")
+    assert got == [(c, int(b), int(f)) for c, b, f in want]

@@ -34,7 +34,8 @@ JAFFLE_MODELS = ["stg_customers", "stg_orders", "customers_without_orders",
                  "customers_with_orders", "stg_order_items", "stg_products", "orders",
                  "customers", "top_orders", "latest_order_per_customer", "order_share",
                  "customer_order_history", "first_orders", "customer_order_counts",
-                 "product_types"]
+                 "product_types", "metricflow_time_spine", "store_revenue",
+                 "customer_highlights"]
 
 # names a page, a Mermaid label or a DOT string must not take as markup or syntax
 HOSTILE = 'a</script><b onclick="x">&amp;\u2028"'

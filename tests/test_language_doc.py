@@ -79,6 +79,7 @@ KEYWORDLESS = {
     "unary": "Expressions",  # `( expr )`: grouping, under the precedence table
     "relation": "Sub-pipelines: `(from X | step | ...)`",  # a name, or a sub-pipeline
     "pipeline": "Sub-pipelines: `(from X | step | ...)`",
+    "relation_call": "Rows from nothing: `range(a, b[, step])`",
     "select_star": "`select *`",
 }
 # Rules with nothing a user could look up.

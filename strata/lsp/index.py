@@ -315,6 +315,11 @@ class _Walker:
         if isinstance(relation, ast.Pipeline):
             cols = self.pipeline(relation.steps, "sub-pipeline")
             name = alias or "sub"
+        elif isinstance(relation, ast.RelationCall):  # range(...): one column, its name
+            name = alias or relation.name
+            for arg in relation.args:
+                self._exprs(arg, [], aliases)
+            cols = []
         else:
             target = self.index.definitions.get(relation)
             span = self._word(step.span, relation, skip_first=True)

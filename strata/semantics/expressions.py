@@ -79,6 +79,7 @@ class ExprContext:
     where: str  # words for messages: "filter", "derive", "aggregate", ...
     allow_aggregate: bool = False
     group_keys: frozenset[int] | None = None  # in `aggregate`: columns usable bare
+    grouping_sets: str | None = None  # in the `aggregate` of `group rollup/cube(...)`
     over: bool = False  # the derive after `window`: window functions allowed (windows.py)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     clock: set[str] | None = None  # the model's run_date()/run_timestamp() calls, noted
@@ -114,6 +115,10 @@ class ExpressionTyper:
 
     def _literal(self, node: ast.Literal) -> Typed:
         kind = node.kind
+        if kind == "interval":
+            return self.error("E184", "an interval is the step of a range, not a value",
+                              node.span, "shift a date with date_add('month', 1, d), or "
+                              "count dates with range(a, b, interval '1 month')")
         if kind == "decimal":
             digits = node.value.as_tuple()
             scale = max(0, -digits.exponent)
@@ -281,6 +286,8 @@ class ExpressionTyper:
     # ------------------------------------------------------------ functions
     def _call(self, node: ast.Call) -> Typed:
         name = node.name
+        if name == "grouping":
+            return self._grouping(node)
         if name in F.NON_DETERMINISTIC:
             return self.error("E032", f"`{name}()` is not deterministic", node.span,
                               F.CLOCK_HINT)
@@ -349,6 +356,28 @@ class ExpressionTyper:
         nodes = ([unit] if unit is not None else []) + [typed(a) for a in args]
         node = fn.build_typed(nodes, arg_types) if fn.build_typed else fn.build(nodes)
         return Typed(node, result, _refs(args), fn.aggregate or _agg(args))
+
+
+    def _grouping(self, node: ast.Call) -> Typed:
+        """grouping(k): 1 on the rows where a rollup or cube left key k out (its NULL is
+        the subtotal's, not the data's), else 0; a key of the group, in its `aggregate`."""
+        if self.ctx.grouping_sets is None:
+            return self.error("E186", "`grouping()` outside the `aggregate` of a rollup or "
+                              "cube", node.span, "group by `rollup(a, b)` or `cube(a, b)` "
+                              "and tell its subtotal rows apart there: `aggregate n = "
+                              "count(), is_total = grouping(a)`")
+        arg = node.args[0] if len(node.args) == 1 else None
+        found = self.ctx.lookup(arg) if isinstance(arg, ast.Column) else None
+        if isinstance(found, Diagnostic):
+            self.ctx.diagnostics.append(found)
+            return Typed(exp.Null(), ERROR)
+        if found is None or found.id not in (self.ctx.group_keys or ()):
+            return self.error("E186", "`grouping()` takes one key of the group", node.span,
+                              "name a key of the rollup or cube: `grouping(region)`")
+        # Spark's GROUPING is a TINYINT: a BIGINT on every engine, as Strata's int
+        call = exp.Grouping(expressions=[colref(found)])
+        return Typed(exp.Cast(this=call, to=T.INT.to_sqlglot()), T.INT, frozenset({found.id}),
+                     True)
 
 
 def _shift_days(op: str, when: exp.Expression, days: exp.Expression,

@@ -72,6 +72,13 @@ INSTEAD = {
             "the same digest on every engine",
     "listagg": "string_agg(x, ',')", "group_concat": "string_agg(x, ',')",
 }
+# rows from nothing are a relation, not a function (strata/semantics/ranges.py)
+ROW_GENERATOR_HINT = ("rows from nothing are a relation in Strata: `from range(1, 11) as n`, "
+                      "`from range(date '2024-01-01', run_date(), interval '1 day') as day` "
+                      "(half-open: the end is not included)")
+ROW_GENERATOR_NAMES = ("generate_series", "generate_array", "generate_date_array", "sequence",
+                       "array_generate_range", "range", "generator")
+INSTEAD.update({name: ROW_GENERATOR_HINT for name in ROW_GENERATOR_NAMES})
 DATE_UNIT_ORDER = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 DATE_UNITS = set(DATE_UNIT_ORDER)
 
@@ -430,6 +437,37 @@ def _list_agg(args):
         exp.Ordered(this=value.copy(), nulls_first=False)]))
     kept = exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))
     return tagged("list_agg", exp.Filter(this=agg, expression=exp.Where(this=kept)))
+
+
+def _arg_extreme_type(args):
+    if args[0].kind == "list" or args[1].kind == "list":
+        return "cannot order lists"
+    return args[0]
+
+
+def _operand(x: exp.Expression) -> exp.Expression:
+    """x as one term, for `x IS NULL` (a plan's column reference is bound in
+    parentheses where needed)."""
+    if isinstance(x, (exp.Column, exp.Literal, exp.Func, exp.Paren, exp.Cast)) or \
+            type(x).__name__ == "ColRef":
+        return x
+    return exp.Paren(this=x)
+
+
+def _arg_extreme(name: str, cls: type[exp.AggFunc]):
+    """arg_min/arg_max(x, by): x of the row with the smallest (largest) `by` among the
+    rows where neither is NULL (DuckDB's arg_min skips both), ties broken by x itself:
+    the last item of the smallest (largest) (by, x) pair, so every engine and every plan
+    gives the same row. DuckDB alone would return whichever tied row it met first."""
+    def build(args):
+        value, by = args
+        kept = exp.and_(exp.Not(this=exp.Is(this=_operand(value.copy()), expression=exp.Null())),
+                        exp.Not(this=exp.Is(this=_operand(by.copy()), expression=exp.Null())),
+                        copy=False)
+        pair = exp.Tuple(expressions=[by, value.copy()])
+        return tagged(name, exp.Filter(this=cls(this=value, expression=pair),
+                                       expression=exp.Where(this=kept)))
+    return build
 
 
 def _median(args):
@@ -866,6 +904,18 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
     Function("count_if", 1, 1, _args(("bool",), result=T.INT), _count_if, aggregate=True,
              signature="count_if(b: bool) -> int", doc="rows where b is true; 0 on none",
              example=("count_if(status = 'paid')", 2)),
+    Function("arg_min", 2, 2, _arg_extreme_type, _arg_extreme("arg_min", exp.ArgMin),
+             aggregate=True,
+             signature="arg_min(x: T, by: U) -> T",
+             doc="x of the row with the smallest `by`, among rows where neither is NULL; "
+                 "of tied rows, the smallest x (the same row on every engine); NULL on none",
+             example=("arg_min(id, status)", 1)),
+    Function("arg_max", 2, 2, _arg_extreme_type, _arg_extreme("arg_max", exp.ArgMax),
+             aggregate=True,
+             signature="arg_max(x: T, by: U) -> T",
+             doc="x of the row with the largest `by`, among rows where neither is NULL; "
+                 "of tied rows, the largest x (the same row on every engine); NULL on none",
+             example=("arg_max(id, status = 'paid')", 3)),
     Function("list_agg", 1, 1, _list_agg_type, _list_agg, aggregate=True,
              signature="list_agg(x: T) -> list<T>",
              doc="the non-NULL values as a list in ascending order (text by code point; the "

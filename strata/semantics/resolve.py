@@ -44,6 +44,7 @@ from strata.semantics import types as T
 from strata.semantics import windows as W
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
+from strata.semantics.ranges import range_relation
 from strata.syntax import ast
 from strata.syntax.cache import parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text
@@ -197,6 +198,14 @@ def _dependency_order(module: Module) -> list[str]:
             if indegree[reader] == 0:
                 heapq.heappush(ready, reader)
     return order
+
+
+# E188: a model reading its own rows to make more of them (SQL's WITH RECURSIVE)
+RECURSIVE_HINT = ("Strata has no recursive relations: each model's rows are computed once, "
+                  "from relations that do not depend on them. For a hierarchy of known depth, "
+                  "join the relation to itself that many times (`join_left many employees as "
+                  "boss on boss.id = manager_id`); for a sequence of numbers or dates, use "
+                  "`range(a, b, step)`")
 
 
 # ---------------------------------------------------------------- scope
@@ -376,6 +385,8 @@ class Resolver:
             if isinstance(step, (ast.From, ast.Join, ast.SetOp)):
                 if isinstance(step.relation, ast.Pipeline):
                     stack.extend(reversed(step.relation.steps))
+                elif isinstance(step.relation, ast.RelationCall):
+                    continue  # rows made from nothing read no relation
                 else:
                     out.append((step.relation, step.span))
         # `pin references` reads the referenced relation: it is built (and checked) first
@@ -383,12 +394,34 @@ class Resolver:
                 if p.relation is not None and p.relation != decl.name]
         return out
 
+    @staticmethod
+    def _combined(decl: ast.ModelDecl) -> set[Span]:
+        """The spans of the steps that read a relation for a set operation (the set
+        operation itself, or the steps of its sub-pipeline): a model reading itself
+        there is SQL's recursive CTE."""
+        out = set()
+        stack = [(step, False) for step in decl.steps]
+        while stack:
+            step, combined = stack.pop()
+            if not isinstance(step, (ast.From, ast.Join, ast.SetOp)):
+                continue
+            combined = combined or isinstance(step, ast.SetOp)
+            if combined:
+                out.add(step.span)
+            if isinstance(step.relation, ast.Pipeline):
+                stack.extend((inner, combined) for inner in step.relation.steps)
+        return out
+
     def _graph(self) -> list[str]:
         module = self.module
         broken: set[str] = set()
         for name, info in module.models.items():
             for rel, span in self._relations(info.decl):
-                if rel == name:
+                if rel == name and span in self._combined(info.decl):
+                    self.error("E188", f"model `{name}` combines its own rows with a set "
+                               "operation: a recursive relation", span, RECURSIVE_HINT)
+                    broken.add(name)
+                elif rel == name:
                     self.error("E055", f"model `{name}` reads itself", span,
                                "an incremental model merges with its previous snapshot by "
                                "itself; it does not read its own output")
@@ -566,7 +599,7 @@ class ModelResolver:
 
     # ------------------------------------------------------------ steps
     def _from(self, step: ast.From) -> None:
-        alias = step.alias or (step.relation if isinstance(step.relation, str) else "sub")
+        alias = step.alias or _default_alias(step.relation)
         ref, columns = self._relation(step.relation, alias)
         cols = [self.r.new_col(n, t, alias) for n, t in columns]
         self.base = BaseScope(ref, alias, cols)
@@ -576,12 +609,18 @@ class ModelResolver:
             self.scope.add(col)
         self._read(ref)
 
-    def _relation(self, relation: str | ast.Pipeline,
+    def _relation(self, relation: str | ast.Pipeline | ast.RelationCall,
                   alias: str) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
         """A relation by name, or a sub-pipeline resolved into a plan of its own (its
-        relations join this model's reads; it is never a model of the module)."""
+        relations join this model's reads; it is never a model of the module), or the
+        rows of a range (semantics/ranges.py)."""
         if isinstance(relation, str):
             return self.r.relation_columns(relation)
+        if isinstance(relation, ast.RelationCall):
+            made = range_relation(self, relation, alias)
+            # a broken range still has its one column, untyped: what reads it says nothing
+            return made if made is not None else (RelationRef("inline", alias),
+                                                  [(alias, ERROR)])
         decl = replace(self.decl, steps=relation.steps, properties=(), pins=())
         inner = ModelResolver(self.r, decl, inline=True)
         inner.clock = self.clock  # the model reads what its sub-pipelines read
@@ -650,7 +689,7 @@ class ModelResolver:
                        "name it after the parentheses: `join (from orders | ...) as o on "
                        "o.customer_id = id`")
             return
-        alias = step.alias or step.relation
+        alias = step.alias or _default_alias(step.relation)
         if alias in self.scope.aliases:
             shown = step.relation if isinstance(step.relation, str) else "(...)"
             self.error("E017", f"relation name `{alias}` is already used in this model",
@@ -754,7 +793,8 @@ class ModelResolver:
                 new_scope.aliases.append(found.qualifier)
         aggs: list[tuple[Col, exp.Expression]] = []
         for item in step.items:
-            typer = self.typer("aggregate", allow_aggregate=True, group_keys=frozenset(key_ids))
+            typer = self.typer("aggregate", allow_aggregate=True, group_keys=frozenset(key_ids),
+                               grouping_sets=group.sets if group else None)
             typed = typer.type(item.expr)
             if typed.type != ERROR and not typed.aggregate:
                 self.error("E037", f"`{item.name}` aggregates nothing", item.expr.span,
@@ -769,7 +809,7 @@ class ModelResolver:
             col = self.r.new_col(item.name, typed.type)
             aggs.append((col, _inline(typed.node, self.defs)))
             new_scope.add(col)
-        self.stages.append(AggregateStage(keys, aggs))
+        self.stages.append(AggregateStage(keys, aggs, group.sets if group else None))
         self.scope = new_scope
         self.sort = None  # groups have no order
 
@@ -841,7 +881,11 @@ class ModelResolver:
 
     def _setop(self, step: ast.SetOp) -> None:
         self.phase = "post"
-        ref, columns = self._relation(step.relation, f"__{step.op}")
+        # a range's one column is named like this side's, when it has one column
+        left_cols = self.scope.output_cols()
+        name = (left_cols[0].name if isinstance(step.relation, ast.RelationCall)
+                and len(left_cols) == 1 else f"__{step.op}")
+        ref, columns = self._relation(step.relation, name)
         if not isinstance(step.relation, str):
             step = replace(step, relation="(...)")
         left = self.scope.output_cols()
@@ -977,6 +1021,15 @@ class ModelResolver:
                            "preceding and current row` (Strata orders ties by the "
                            "remaining columns)")
                 continue
+            extreme = next((c for c in calls if W.is_arg_extreme(c)), None)
+            if extreme is not None:
+                name = "arg_min" if isinstance(extreme, exp.ArgMin) else "arg_max"
+                self.error("E189", f"`{name}` over a window", item.expr.span,
+                           "order the window by what picks the row and take its value: "
+                           f"`window by k order by_column{' desc' if name == 'arg_max' else ''}"
+                           ", x` then `derive v = first_value(x)`; or aggregate per group "
+                           "with `group k` and `aggregate`")
+                continue
             if any(W.is_distinct_aggregate(c) for c in calls):
                 self.error("E102", "`count_distinct` over a window", item.expr.span,
                            "PostgreSQL and Spark have no DISTINCT aggregate over a window: "
@@ -1046,6 +1099,13 @@ class ModelResolver:
 
     def _output(self) -> list[Col]:
         return self.scope.output_cols()
+
+
+def _default_alias(relation: str | ast.Pipeline | ast.RelationCall) -> str:
+    """The name a relation has in a model without `as`."""
+    if isinstance(relation, str):
+        return relation
+    return relation.name if isinstance(relation, ast.RelationCall) else "sub"
 
 
 def _inline(node: exp.Expression, defs: dict[int, exp.Expression]) -> exp.Expression:

@@ -137,6 +137,11 @@ def is_distinct_aggregate(call: exp.Expression) -> bool:
     return isinstance(call, exp.AggFunc) and isinstance(call.this, exp.Distinct)
 
 
+def is_arg_extreme(call: exp.Expression) -> bool:
+    """arg_min/arg_max: a FILTER clause (and PostgreSQL's array) that OVER cannot wrap."""
+    return isinstance(call, (exp.ArgMin, exp.ArgMax))
+
+
 def frame_spec(kind: str, start: tuple[str, str | None, int | None],
                end: tuple[str, str | None, int | None]) -> exp.WindowSpec:
     """`rows between 2 preceding and current row` as SQLGlot's WindowSpec."""

@@ -140,6 +140,7 @@ class Block:
     joins: list[exp.Join] = field(default_factory=list)
     where: list[exp.Expression] = field(default_factory=list)
     group: list[exp.Expression] | None = None  # set once aggregated ([] = whole table)
+    group_sets: type[exp.Expression] | None = None  # exp.Rollup / exp.Cube around the keys
     having: list[exp.Expression] = field(default_factory=list)
     kind: str = "step"  # names the CTE when the block closes
     order: list[exp.Ordered] | None = None  # ORDER BY (a CTE keeps it only with LIMIT)
@@ -160,7 +161,10 @@ class Block:
         if self.where:
             query.set("where", exp.Where(this=_conjoin(self.where)))
         if self.group:
-            query.set("group", exp.Group(expressions=[g.copy() for g in self.group]))
+            keys = [g.copy() for g in self.group]
+            if self.group_sets is not None:
+                keys = [self.group_sets(expressions=keys)]
+            query.set("group", exp.Group(expressions=keys))
         if self.having:
             query.set("having", exp.Having(this=_conjoin(self.having)))
         if self.order and (ordered or self.limit is not None):
@@ -202,10 +206,20 @@ class QueryBuilder:
 
     def relation(self, ref: RelationRef, alias: str | None) -> exp.Expression:
         """The FROM item of a relation; a sub-pipeline becomes a CTE of this query."""
+        if ref.kind == "series":
+            return _series(ref, alias or ref.name, self.plan.base.columns[0].name)
         if ref.kind != "inline":
             return self.relations(ref, alias)
+        if _bare_series(ref.plan):  # `range(...)` of ints: the series itself, no CTE
+            plan = ref.plan
+            return _series(plan.base.relation, alias or plan.base.alias, plan.output[0].name)
         inner = QueryBuilder(ref.plan, self.relations, parent=self)
-        name = self._add_cte(alias or ref.name, inner.body())
+        if ref.plan.base.relation.kind == "series" and not ref.plan.stages:
+            # a range of dates or timestamps: its base scope is its rows, one CTE
+            body = inner._base_query(only=ref.plan.output)
+        else:
+            body = inner.body()
+        name = self._add_cte(alias or ref.name, body)
         node = table(name)
         if alias and alias != name:
             node.set("alias", exp.TableAlias(this=ident(alias)))
@@ -247,18 +261,29 @@ class QueryBuilder:
 
     def _base(self) -> Block:
         base = self.plan.base
+        query = self._base_query()
+        name = self._add_cte(BASE, query)
+        scope = [*base.columns, *(c for c, _ in base.lets)]
+        return Block(table(name), {c.id: Ref(c.name, name) for c in scope}, scope)
+
+    def _base_query(self, only: list[Col] | None = None) -> exp.Select:
+        """The base scope's SELECT: the relation's columns and the lets (or `only`
+        these of them), where the base predicates hold."""
+        base = self.plan.base
         env: Env = {c.id: Ref(c.name, base.alias) for c in base.columns}
         projection = [aliased(copy(env[c.id]), c.name) for c in base.columns]
         for col, node in base.lets:
             env[col.id] = bind(node, env)
             projection.append(aliased(copy(env[col.id]), col.name))
+        if only is not None:
+            kept = {c.id for c in only}
+            scope = [*base.columns, *(c for c, _ in base.lets)]
+            projection = [p for c, p in zip(scope, projection) if c.id in kept]
         query = exp.Select(expressions=projection)
         query.set("from_", exp.From(this=self.relation(base.relation, base.alias)))
         if base.preds:
             query.set("where", exp.Where(this=_conjoin([bind(p, env) for p in base.preds])))
-        name = self._add_cte(BASE, query)
-        scope = [*base.columns, *(c for c, _ in base.lets)]
-        return Block(table(name), {c.id: Ref(c.name, name) for c in scope}, scope)
+        return query
 
     def _add_cte(self, name: str, query: exp.Expression) -> str:
         unique, n = name, 1
@@ -333,6 +358,7 @@ class QueryBuilder:
             keys = [bind(node, block.env) for _, node in stage.keys]
             aggs = [bind(node, block.env) for _, node in stage.aggregates]
             block.group = keys
+            block.group_sets = {"rollup": exp.Rollup, "cube": exp.Cube}.get(stage.sets)
             for (col, _), node in zip(stage.keys, keys):
                 block.env[col.id] = node
             for (col, _), node in zip(stage.aggregates, aggs):
@@ -434,6 +460,19 @@ class QueryBuilder:
     @staticmethod
     def _ordered(keys: list[OrderKey], env: Env) -> list[exp.Ordered]:
         return [k.node(bind(k.expr, env)) for k in keys]
+
+
+def _bare_series(plan: Plan | None) -> bool:
+    """Is this plan the rows of a series as they are (a range of ints)?"""
+    return (plan is not None and plan.base.relation.kind == "series" and not plan.base.lets
+            and not plan.base.preds and not plan.stages)
+
+
+def _series(ref: RelationRef, alias: str, column_name: str) -> exp.Expression:
+    """A series' FROM item, read as `alias.column_name`."""
+    node = ref.series.copy()
+    node.set("alias", exp.TableAlias(this=ident(alias), columns=[ident(column_name)]))
+    return node
 
 
 def _unique_names(cols: list[Col]) -> list[str]:

@@ -177,7 +177,7 @@ class SelectItem:
 # ---- steps
 @dataclass(frozen=True)
 class From:
-    relation: str | Pipeline
+    relation: str | Pipeline | RelationCall
     alias: str | None
     span: Span
 
@@ -196,7 +196,7 @@ class Filter:
 
 @dataclass(frozen=True)
 class Join:
-    relation: str | Pipeline
+    relation: str | Pipeline | RelationCall
     alias: str | None
     on: Expr | None  # None for join_cross
     left: bool  # join_left
@@ -216,6 +216,7 @@ class Expand:
 class Group:
     keys: tuple[Column, ...]
     span: Span
+    sets: str | None = None  # rollup | cube: the grouping sets the keys make
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ class Select:
 @dataclass(frozen=True)
 class SetOp:
     op: str  # union, union_distinct, except, intersect
-    relation: str | Pipeline
+    relation: str | Pipeline | RelationCall
     span: Span
 
 
@@ -300,6 +301,15 @@ class Window:
     by: tuple[Column, ...]
     order: tuple[SortKey, ...]
     frame: Frame | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class RelationCall:
+    """`range(a, b, step)`: rows made from nothing, where a relation goes."""
+
+    name: str
+    args: tuple[Expr, ...]
     span: Span
 
 

@@ -38,6 +38,7 @@ _CONTINUES_AFTER = {"LBRACE", "COMMA", "EQ", "CMP_OP", "ROWS_OP", "PLUS", "MINUS
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
 
+GROUPING_SETS = ("rollup", "cube")  # `group rollup(a, b)`, `group cube(a, b)`
 _INT_MAX = 2**63 - 1  # `int` is 64-bit (SPEC §1.3)
 _DECIMAL_DIGITS = 38  # the widest decimal DuckDB, PostgreSQL's typed columns and Spark share
 
@@ -252,6 +253,11 @@ class _ToAst(Transformer):
         alias = str(children[1]) if len(children) > 1 else None
         return ast.From(_relation(children[0]), alias, self.S(meta))
 
+    def relation_call(self, meta, children):
+        name = children[0]
+        args = children[1] if len(children) > 1 else []
+        return ast.RelationCall(str(name).lower(), tuple(args), self.S(meta))
+
     def pipeline(self, meta, children):
         steps = [c for c in children if not (isinstance(c, Token) and c.type == "PIPE")]
         return ast.Pipeline(tuple(steps), self.S(meta))
@@ -285,6 +291,15 @@ class _ToAst(Transformer):
 
     def group_step(self, meta, children):
         return ast.Group(tuple(children), self.S(meta))
+
+    def group_sets(self, meta, children):
+        kind, *keys = children
+        if str(kind).lower() not in GROUPING_SETS:
+            raise fail("E187", f"`group {kind}(...)` is not a grouping of Strata",
+                       kind.span, "group by every prefix of the keys with `group rollup(a, b)` "
+                       "(a and b, a alone, all rows), or by every subset with "
+                       "`group cube(a, b)`; plain keys are `group a, b`")
+        return ast.Group(tuple(keys), self.S(meta), str(kind).lower())
 
     def aggregate_step(self, meta, children):
         return ast.Aggregate(tuple(children), self.S(meta))
@@ -484,8 +499,10 @@ class _ToAst(Transformer):
             raise fail("E036", f"invalid {kind} literal '{raw}'", span,
                        f"no such {kind}: {err}" if shaped else
                        "dates are 'YYYY-MM-DD', timestamps 'YYYY-MM-DD HH:MM:SS'") from None
+        if kind == "interval":
+            return ast.Literal(_interval(raw, span), "interval", span)
         raise fail("E001", f"unexpected string after `{kw}`", span,
-                   "typed literals are `date '...'` and `timestamp '...'`")
+                   "typed literals are `date '...'`, `timestamp '...'` and `interval '...'`")
 
     def list_literal(self, meta, children):
         items = children[0] if children else []
@@ -561,9 +578,24 @@ class _ToAst(Transformer):
         return ast.Extract(str(children[0]).lower(), children[1], self.S(meta))
 
 
-def _relation(node) -> str | ast.Pipeline:
-    """A relation as written: a name, or a sub-pipeline."""
-    return node if isinstance(node, ast.Pipeline) else str(node)
+def _relation(node) -> str | ast.Pipeline | ast.RelationCall:
+    """A relation as written: a name, a sub-pipeline or a generator call."""
+    return node if isinstance(node, (ast.Pipeline, ast.RelationCall)) else str(node)
+
+
+_INTERVAL = re.compile(r"^\s*([+-]?\d{1,18})\s+(year|quarter|month|week|day|hour|minute|second)"
+                       r"s?\s*$", re.IGNORECASE)
+
+
+def _interval(text: str, span) -> ast.Duration:
+    """`interval '7 days'`: a whole number of one unit (a range's step)."""
+    found = _INTERVAL.match(text)
+    if found is None:
+        raise fail("E184", f"invalid interval literal '{text}'", span,
+                   "an interval is a whole number and a unit: `interval '1 day'`, "
+                   "`interval '3 months'`, `interval '-1 week'` (units: year, quarter, month, "
+                   "week, day, hour, minute, second)")
+    return ast.Duration(int(found.group(1)), found.group(2).lower())
 
 
 def _unquote(tok) -> str:
@@ -716,6 +748,11 @@ _SQL_HABITS = (
      "a cross join has no condition: `join_cross` pairs every row with every row",
      ("write `join X on ...` to match rows (or `join many X on ...` when a row may match "
       "several), or drop the `on ...`")),
+    (re.compile(r"\bwith\s+recursive\b", re.IGNORECASE), "E188",
+     "`with recursive` is SQL's recursive query; Strata has no recursive relations",
+     ("each model's rows are computed once from relations that do not depend on them: join "
+      "a relation to itself as many times as a hierarchy is deep, or count with "
+      "`range(a, b, step)`")),
     (re.compile(r"^\s*where\b", re.IGNORECASE), "E106", "`where` is SQL's spelling",
      "write `filter <condition>`"),
     (re.compile(r"^\s*order\s+by\b", re.IGNORECASE), "E106", "`order by` is SQL's spelling",

@@ -1,0 +1,35 @@
+-- model customer_highlights (full)
+WITH base AS (
+  SELECT
+    orders.order_id,
+    orders.customer_id,
+    orders.ordered_at,
+    orders.order_total,
+    orders.count_order_items,
+    orders.count_drinks,
+    orders.order_cost,
+    orders.customer_order_number,
+    orders.is_repeat_buyer
+  FROM v_orders AS orders
+  WHERE
+    NOT orders.customer_id IS NULL
+)
+SELECT
+  base.customer_id,
+  ARRAY_AGG(
+    CASE
+      WHEN NOT base.order_id IS NULL AND NOT base.order_total IS NULL
+      THEN base.order_id
+    END IGNORE NULLS ORDER BY base.order_total DESC, base.order_id DESC
+    LIMIT 1
+  )[SAFE_OFFSET(0)] AS biggest_order_id,
+  ARRAY_AGG(
+    CASE
+      WHEN NOT base.order_id IS NULL AND NOT base.ordered_at IS NULL
+      THEN base.order_id
+    END IGNORE NULLS ORDER BY base.ordered_at ASC, base.order_id ASC
+    LIMIT 1
+  )[SAFE_OFFSET(0)] AS first_order_id
+FROM base
+GROUP BY
+  base.customer_id;

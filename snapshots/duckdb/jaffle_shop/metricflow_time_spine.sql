@@ -1,0 +1,23 @@
+-- model metricflow_time_spine (full; run_date() = 2024-09-30)
+WITH date_day AS (
+  SELECT
+    CAST(CAST(CAST('2024-09-30' AS DATE) - INTERVAL 3650 DAY AS DATE) + INTERVAL (date_day.__offset) DAY AS DATE) AS date_day
+  FROM RANGE(
+    0,
+    DATE_DIFF(
+      'DAY',
+      CAST(CAST('2024-09-30' AS DATE) - INTERVAL 3650 DAY AS DATE),
+      CAST(CAST('2024-09-30' AS DATE) + INTERVAL 1 DAY AS DATE)
+    ) + 1,
+    1
+  ) AS date_day(__offset)
+  WHERE
+    CAST(CAST(CAST('2024-09-30' AS DATE) - INTERVAL 3650 DAY AS DATE) + INTERVAL (date_day.__offset) DAY AS DATE) < CAST(CAST('2024-09-30' AS DATE) + INTERVAL 1 DAY AS DATE)
+), base AS (
+  SELECT
+    date_day.date_day
+  FROM date_day
+)
+SELECT
+  base.date_day
+FROM base;

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlglot import ErrorLevel, exp
 
-from dialects.binding import Bind, evaluate_once
+from dialects.binding import Bind, rewrite_once
 
 Rewrite = Callable[[exp.Expression], exp.Expression]
 
@@ -132,24 +132,28 @@ def bottom_up(tree: exp.Expression, rewrites: tuple[Rewrite, ...],
     """Apply the first rewrite that changes a node, children before parents. (SQLGlot's
     `transform` runs top-down and skips what a rewrite returned, so a rewrite wrapping
     its node would leave the node's operands unrewritten.) With `bind`, an operand the
-    new spelling reads twice is computed once (`evaluate_once`)."""
+    new spelling reads twice is computed once (`rewrite_once`)."""
     root = tree
     for node in reversed(list(tree.dfs())):
         parent, key, index = node.parent, node.arg_key, node.index
-        for rewrite in rewrites:
-            new = rewrite(node)
-            if new is node:
-                continue
-            if bind is not None:
-                new = evaluate_once(node, new, bind)
-            if new.type is None and node.type is not None:
-                new.type = node.type  # same value, spelled otherwise: outer rewrites ask
-            if node is root:
-                root = new
-            else:
-                parent.set(key, new, index)
-            break
+        new = rewrite_once(node, rewrites, bind) if bind else _first_change(node, rewrites)
+        if new is node:
+            continue
+        if new.type is None and node.type is not None:
+            new.type = node.type  # same value, spelled otherwise: outer rewrites ask
+        if node is root:
+            root = new
+        else:
+            parent.set(key, new, index)
     return root
+
+
+def _first_change(node: exp.Expression, rewrites: tuple[Rewrite, ...]) -> exp.Expression:
+    for rewrite in rewrites:
+        new = rewrite(node)
+        if new is not node:
+            return new
+    return node
 
 
 # ---------------------------------------------------------------- small builders

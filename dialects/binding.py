@@ -10,9 +10,10 @@ computed once and named, in the way the engine allows:
   subquery whose x reads the outer row (PostgreSQL);
 - `bind_by_lambda`: ELEMENT_AT(TRANSFORM(ARRAY(x), __v -> body(__v)), 1) (Spark).
 
-`evaluate_once` applies either to a rewrite's result: every operand of the
-rewritten node that the result repeats is bound, so the text of x appears once per
-place the user wrote it, whatever rewrites did to it.
+`rewrite_once` runs a node's rewrites with its operands set aside and binds each
+operand the spelling reads more than once, so the text of x appears once per place
+the author wrote it, whatever the rewrites did, and the work stays linear in the
+tree however deep the nesting.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 Body = Callable[[exp.Expression], exp.Expression]
-Bind = Callable[[exp.Expression, Body], exp.Expression]
+Bind = Callable[..., exp.Expression]  # (x, body[, name]) -> body of x, x computed once
 
 # Strata's own names start with two underscores; a user's cannot
 VALUE, ROW = "__v", "__r"
@@ -64,10 +65,12 @@ def _fresh(base: str, *trees: exp.Expression) -> str:
     return name
 
 
-def _named(body: Body, x: exp.Expression) -> tuple[exp.Expression, str, str]:
-    """body applied to a placeholder, then the placeholder renamed to a fresh name."""
+def _named(body: Body, name: str | None) -> tuple[exp.Expression, str, str]:
+    """body applied to a placeholder, then the placeholder renamed: to `name`, or to
+    the first of __v, __v1, .. that the body does not use."""
     built = body(exp.column(PLACEHOLDER))
-    value, row = _fresh(VALUE, built, x), _fresh(ROW, built, x)
+    value = name or _fresh(VALUE, built)
+    row = ROW if value == VALUE else "__r" + value[2:]
 
     def rename(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.name == PLACEHOLDER:
@@ -77,7 +80,7 @@ def _named(body: Body, x: exp.Expression) -> tuple[exp.Expression, str, str]:
     return built.transform(rename, copy=False), value, row
 
 
-def bind_by_subquery(x: exp.Expression, body: Body) -> exp.Expression:
+def bind_by_subquery(x: exp.Expression, body: Body, name: str | None = None) -> exp.Expression:
     """`body` of x with x computed once: (SELECT body(__v) FROM (SELECT x AS __v) AS
     __r), a scalar subquery whose x may read the outer row's columns. An x holding an
     aggregate or window function is repeated instead (`_belongs_to_its_query`): the
@@ -85,63 +88,137 @@ def bind_by_subquery(x: exp.Expression, body: Body) -> exp.Expression:
     aggregate calls and identical windows)."""
     if _simple(x) or _belongs_to_its_query(x):
         return body(x)
-    built, value, row = _named(body, x)
-    inner = exp.select(exp.alias_(x, value)).subquery(row)
-    return exp.Subquery(this=exp.select(built).from_(inner))
+    built, value, row = _named(body, name)
+    # built node by node: SQLGlot's builders copy their arguments, and x is the
+    # whole nested operand (a copy per level made the work quadratic in the depth)
+    inner = exp.Subquery(this=exp.Select(expressions=[exp.Alias(
+        this=x, alias=exp.to_identifier(value))]), alias=exp.TableAlias(this=exp.to_identifier(row)))
+    return exp.Subquery(this=exp.Select(expressions=[built], from_=exp.From(this=inner)))
 
 
-def bind_by_lambda(x: exp.Expression, body: Body) -> exp.Expression:
+def bind_by_lambda(x: exp.Expression, body: Body, name: str | None = None) -> exp.Expression:
     """`body` of x with x computed once: ELEMENT_AT(TRANSFORM(ARRAY(x), __v -> ..), 1)."""
     if _simple(x):
         return body(x)
-    built, value, _ = _named(body, x)
+    built, value, _ = _named(body, name)
     lam = exp.Lambda(this=built, expressions=[exp.to_identifier(value)])
     return exp.Anonymous(this="ELEMENT_AT", expressions=[
         exp.Anonymous(this="TRANSFORM", expressions=[exp.Array(expressions=[x]), lam]),
         exp.Literal.number(1)])
 
 
-# ---------------------------------------------------------------- after a rewrite
+# ---------------------------------------------------------------- around a rewrite
 
-def evaluate_once(node: exp.Expression, rewritten: exp.Expression,
-                  bind: Bind) -> exp.Expression:
-    """`rewritten` (a rewrite's spelling of `node`) with every operand of `node` that
-    it reads more than once bound by `bind`. An operand read inside an aggregate or a
-    window of the rewritten text stays as it is: bound outside, the aggregate would
-    run over the binding's one row."""
-    for operand in _operands(node):
-        places = _places(rewritten, operand)
-        if len(places) < 2 or any(_inside_a_call(p, rewritten) for p in places):
+STAND_IN = "__strata_operand_"
+# nodes computing a value from operands: a rewrite of one reads its operands' types,
+# never their insides, so a stand-in may take an operand's place while it runs
+VALUE_NODES = (exp.Func, exp.Binary, exp.Unary, exp.Between, exp.In)
+NOT_VALUE_NODES = (exp.UDTF, exp.Unnest, exp.Window, exp.Lambda, exp.Paren)
+
+
+def rewrite_once(node: exp.Expression, rewrites, bind: Bind) -> exp.Expression:
+    """The first of `rewrites` that changes `node`, each operand computed once.
+
+    Each operand worth naming stands aside while the rewrites run (a typed
+    stand-in column takes its place), so a spelling that reads it three times
+    copies a name, not the operand: the work is linear in the tree, however deep
+    the nesting. Then each operand goes back: in its one place, or bound by
+    `bind` where the spelling reads it more than once (copied where it is read
+    inside an aggregate or a window of the spelling: bound outside, the aggregate
+    would run over the binding's one row)."""
+    operands = _stand_aside(node)
+    for rewrite in rewrites:
+        new = rewrite(node)
+        if new is not node:
+            return _put_back(new, operands, bind)
+    for name, operand in operands.items():  # unchanged: each back where it was
+        next(c for c in node.find_all(exp.Column) if c.name == name).replace(operand)
+    return node
+
+
+def _reads_its_operands_insides(node: exp.Expression) -> bool:
+    """Spellings that look into an operand: an aggregate's (its order, its filter;
+    read there, an operand is copied anyway) and a catalogue function the checker
+    wrapped in a cast (date_add is CAST(DateAdd(..) AS DATE): the spelling of the
+    cast reads the DateAdd's unit)."""
+    return isinstance(node, exp.AggFunc) or (
+        isinstance(node, exp.Cast) and node.meta_get("strata_fn") is not None)
+
+
+def _stand_aside(node: exp.Expression) -> dict[str, exp.Expression]:
+    if not isinstance(node, VALUE_NODES) or isinstance(node, NOT_VALUE_NODES) or \
+            _reads_its_operands_insides(node):
+        return {}
+    operands = {}
+    for child in list(node.iter_expressions()):
+        if _cheap(child):
             continue
-        for place in places:
-            marker = exp.column(PLACEHOLDER)
-            if place is rewritten:
-                rewritten = marker
-            else:
-                place.replace(marker)
-        template = rewritten
-        rewritten = bind(operand, lambda v, t=template: _filled(t, v))
-    return rewritten
+        name = f"{STAND_IN}{len(operands)}"
+        stand_in = exp.column(name)
+        stand_in.type = child.unnest().type
+        child.replace(stand_in)
+        operands[name] = child
+    return operands
 
 
-def _operands(node: exp.Expression) -> list[exp.Expression]:
-    """The node's direct operands worth naming (out of their parentheses, which a
-    rewrite may drop), each once: equal operands are one."""
-    found: list[exp.Expression] = []
-    for child in node.iter_expressions():
-        child = child.unnest()
-        if not _cheap(child) and all(child != seen for seen in found):
-            found.append(child)
-    return found
+def _put_back(tree: exp.Expression, operands: dict[str, exp.Expression],
+              bind: Bind) -> exp.Expression:
+    if not operands:
+        return tree
+    places: dict[str, list[exp.Expression]] = {name: [] for name in operands}
+    for column in tree.find_all(exp.Column):
+        if column.name in places and not column.table:
+            places[column.name].append(column)
+    bound = []
+    for name, operand in operands.items():
+        found = places[name]
+        if len(found) == 1 or any(_inside_a_call(p, tree) for p in found):
+            for i, place in enumerate(found):
+                tree = _replace(tree, place, operand if i == 0 else operand.copy())
+        elif found:
+            bound.append(name)
+    for k, name in enumerate(bound):
+        value_name = "__o" + (str(k) if k else "")
+        tree = bind(operands[name], _body(tree, name), value_name)
+    return tree
 
 
-def _places(tree: exp.Expression, operand: exp.Expression) -> list[exp.Expression]:
-    """The subtrees of `tree` equal to `operand`, outermost only."""
-    kind, places = type(operand), []
-    for sub in tree.dfs(prune=lambda n: any(n is p for p in places)):
-        if type(sub) is kind and sub == operand:
-            places.append(sub)
-    return places
+def _replace(tree: exp.Expression, place: exp.Expression,
+             operand: exp.Expression) -> exp.Expression:
+    """`operand` where the stand-in `place` is, in parentheses where an operator
+    holds it (an operand was in its own node's precedence, not the spelling's)."""
+    if _holds_by_precedence(place.parent) and not isinstance(operand, (exp.Column, exp.Literal, exp.Func, exp.Paren,
+                                     exp.Subquery)):
+        operand = exp.Paren(this=operand)
+    if place is tree:
+        return operand
+    place.replace(operand)
+    return tree
+
+
+def _holds_by_precedence(parent: exp.Expression | None) -> bool:
+    """An operator, whose operand needs parentheses unless it is atomic."""
+    return isinstance(parent, (exp.Binary, exp.Unary, exp.Between, exp.In)) and \
+        not isinstance(parent, exp.Paren)
+
+
+def _body(template: exp.Expression, name: str) -> Body:
+    def body(value: exp.Expression) -> exp.Expression:
+        def fill(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Column) and node.name == name and not node.table:
+                return _replace_value(node, value)
+            return node
+
+        return template.copy().transform(fill, copy=False)
+
+    return body
+
+
+def _replace_value(place: exp.Expression, value: exp.Expression) -> exp.Expression:
+    value = value.copy()
+    if _holds_by_precedence(place.parent) and not isinstance(value, (exp.Column, exp.Literal, exp.Func, exp.Paren, exp.Subquery)):
+        return exp.Paren(this=value)
+    return value
 
 
 def _inside_a_call(place: exp.Expression, root: exp.Expression) -> bool:
@@ -153,12 +230,3 @@ def _inside_a_call(place: exp.Expression, root: exp.Expression) -> bool:
             return False
         node = node.parent
     return False
-
-
-def _filled(template: exp.Expression, value: exp.Expression) -> exp.Expression:
-    def fill(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Column) and node.name == PLACEHOLDER:
-            return value.copy()
-        return node
-
-    return template.copy().transform(fill, copy=False)

@@ -34,62 +34,62 @@ SELECT
           ELSE CAST(SUM(base.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
         END
       ),
-      __v -> CASE
-        WHEN ABS(__v) >= CAST('Infinity' AS DOUBLE)
-        THEN __v
+      __o -> CASE
+        WHEN ABS(__o) >= CAST('Infinity' AS DOUBLE)
+        THEN __o
         WHEN CASE
-          WHEN ABS(__v) < 1
+          WHEN ABS(__o) < 1
           THEN FALSE
-          WHEN ABS(__v) / 16 > 1.7976931348623157e+308 / 100.0
+          WHEN ABS(__o) / 16 > 1.7976931348623157e+308 / 100.0
           THEN TRUE
           ELSE (
-            ABS(__v) / 64
+            ABS(__o) / 64
           ) * 100.0 >= 2.8088955232223686e+306
         END
-        THEN __v
+        THEN __o
         ELSE CASE
-          WHEN ABS(__v * 100.0) >= 4503599627370496.0
-          THEN __v * 100.0
+          WHEN ABS(__o * 100.0) >= 4503599627370496.0
+          THEN __o * 100.0
           ELSE CASE
             WHEN ABS((
-              __v * 100.0
-            ) - CAST(__v * 100.0 AS BIGINT)) > 0.5
-            THEN CAST(__v * 100.0 AS BIGINT) + SIGN(__v * 100.0)
+              __o * 100.0
+            ) - CAST(__o * 100.0 AS BIGINT)) > 0.5
+            THEN CAST(__o * 100.0 AS BIGINT) + SIGN(__o * 100.0)
             WHEN ABS((
-              __v * 100.0
-            ) - CAST(__v * 100.0 AS BIGINT)) < 0.5
-            THEN CAST(__v * 100.0 AS BIGINT)
+              __o * 100.0
+            ) - CAST(__o * 100.0 AS BIGINT)) < 0.5
+            THEN CAST(__o * 100.0 AS BIGINT)
             WHEN SIGN(
               (
                 (
                   (
                     (
-                      __v * 134217729.0
+                      __o * 134217729.0
                     ) - (
                       (
-                        __v * 134217729.0
-                      ) - __v
+                        __o * 134217729.0
+                      ) - __o
                     )
                   ) * 100.0
                 ) - (
-                  __v * 100.0
+                  __o * 100.0
                 )
               ) + (
                 (
-                  __v - (
+                  __o - (
                     (
-                      __v * 134217729.0
+                      __o * 134217729.0
                     ) - (
                       (
-                        __v * 134217729.0
-                      ) - __v
+                        __o * 134217729.0
+                      ) - __o
                     )
                   )
                 ) * 100.0
               )
-            ) * SIGN(__v * 100.0) >= 0
-            THEN CAST(__v * 100.0 AS BIGINT) + SIGN(__v * 100.0)
-            ELSE CAST(__v * 100.0 AS BIGINT)
+            ) * SIGN(__o * 100.0) >= 0
+            THEN CAST(__o * 100.0 AS BIGINT) + SIGN(__o * 100.0)
+            ELSE CAST(__o * 100.0 AS BIGINT)
           END
         END / 100.0
       END

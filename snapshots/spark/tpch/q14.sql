@@ -28,7 +28,7 @@ SELECT
       ARRAY(SUM(base.l_extendedprice * (
         1 - base.l_discount
       ))),
-      __v1 -> ELEMENT_AT(
+      __o1 -> ELEMENT_AT(
         TRANSFORM(
           ARRAY(
             100.00 * SUM(
@@ -41,14 +41,14 @@ SELECT
               END
             )
           ),
-          __v -> CASE
-            WHEN CAST(__v1 AS DOUBLE) = 0
-            THEN SIGN(CAST(__v AS DOUBLE)) * CASE
-              WHEN SUBSTRING(CAST(CAST(__v1 AS DOUBLE) AS STRING), 1, 1) = '-'
+          __o -> CASE
+            WHEN CAST(__o1 AS DOUBLE) = 0
+            THEN SIGN(CAST(__o AS DOUBLE)) * CASE
+              WHEN SUBSTRING(CAST(CAST(__o1 AS DOUBLE) AS STRING), 1, 1) = '-'
               THEN CAST('-Infinity' AS DOUBLE)
               ELSE CAST('Infinity' AS DOUBLE)
             END
-            ELSE CAST(__v AS DOUBLE) / CAST(__v1 AS DOUBLE)
+            ELSE CAST(__o AS DOUBLE) / CAST(__o1 AS DOUBLE)
           END
         ),
         1

@@ -1,0 +1,129 @@
+"""Size and cost of the SQL an emulation writes, with and without binding operands.
+
+Issue 34: an emulation of DuckDB's meaning copied its operands' text, so nested
+expressions grew ~2.3x per level on PostgreSQL and Spark. Operands are now bound
+once (dialects/binding.py). This bench renders the issue's expressions both ways in
+one run (the unbound way is the same dialect with `bind=None`) and prints, per
+dialect: bytes and lines of the model's SQL and the CPU seconds to compile it; with
+`--postgres`, also the time PostgreSQL takes to run each statement over N rows (a
+throwaway cluster on a Unix socket, tests/real_engines.py's).
+
+    python3 bench/sqlsize/run.py                  # the size table
+    python3 bench/sqlsize/run.py --postgres 200000 # and execution on PostgreSQL
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+import dialects  # noqa: E402
+import strata  # noqa: E402
+from strata.semantics.resolve import load_text  # noqa: E402
+
+SOURCE = "source t { a: double, b: int, c: decimal(10, 2) }\n"
+
+
+def nested(depth: int, inner: str, outer: str) -> str:
+    for _ in range(depth):
+        inner = outer.format(inner)
+    return inner
+
+
+EXPRESSIONS = {
+    "round(a / b, 2)": "round(a / b, 2)",
+    "round(round(round(round(a/b,2)/c,2)/b,2)/c,2)":
+        "round(round(round(round(a / b, 2) / c, 2) / b, 2) / c, 2)",
+    "round nested 8": nested(8, "a", "round({}, 2)"),
+    "12 divisions": nested(12, "a", "{} / b"),
+    "30 divisions": nested(30, "a", "{} / b"),
+}
+
+
+def render(expr: str, dialect_name: str, bound: bool) -> tuple[str, float]:
+    module = load_text(SOURCE + f"model x {{\n  from t\n  derive r = {expr}\n  select r\n}}\n")
+    dialect = dialects.DIALECTS[dialect_name]
+    if not bound:
+        dialects.DIALECTS[dialect_name] = dataclasses.replace(dialect, bind=None)
+    try:
+        start = time.process_time()
+        sql = strata.model_sql(module, "x", dialect_name)
+        return sql, time.process_time() - start
+    finally:
+        dialects.DIALECTS[dialect_name] = dialect
+
+
+def size_table(unbound_limit: int) -> None:
+    print("| expression | dialect | bytes before | bytes now | lines before | lines now "
+          "| compile CPU s before | now |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for label, expr in EXPRESSIONS.items():
+        for name in dialects.DIALECTS:
+            now, cpu_now = render(expr, name, True)
+            if len(expr) <= unbound_limit:
+                before, cpu_before = render(expr, name, False)
+                b_bytes, b_lines, b_cpu = len(before), before.count("\n") + 1, f"{cpu_before:.2f}"
+            else:
+                b_bytes = b_lines = b_cpu = "(not rendered)"
+            print(f"| `{label}` | {name} | {b_bytes} | {len(now)} | {b_lines} "
+                  f"| {now.count(chr(10)) + 1} | {b_cpu} | {cpu_now:.2f} |")
+
+
+def on_postgres(rows: int, reps: int) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    import psycopg
+    from real_engines import PostgresServer, _pg_bindir, _server_user
+
+    server = PostgresServer(Path(tempfile.mkdtemp(prefix="bench-sqlsize-")), _pg_bindir(),
+                            _server_user())
+    server.start()
+    try:
+        with psycopg.connect(host=str(server.root), user="postgres", dbname="postgres",
+                             autocommit=True) as con:
+            con.execute(f"CREATE TABLE t AS SELECT random() * 1000 - 500 AS a, "
+                        f"(i % 7 - 3)::bigint AS b, (i % 1000 / 10.0)::numeric(10, 2) AS c "
+                        f"FROM generate_series(1, {rows}) i")
+            con.execute("ANALYZE t")
+            print(f"\n| expression | PostgreSQL s, copied operands | bound | ratio |  ({rows} rows, "
+                  f"median of {reps})")
+            print("|---|---:|---:|---:|")
+            for label, expr in list(EXPRESSIONS.items())[:4]:
+                times = {}
+                for bound in (False, True):
+                    sql, _ = render(expr, "postgres", bound)
+                    query = f"SELECT count(*), sum(r) FROM ({sql}) q"
+                    samples = []
+                    for _ in range(reps):
+                        start = time.perf_counter()
+                        con.execute(query).fetchall()
+                        samples.append(time.perf_counter() - start)
+                    times[bound] = statistics.median(samples)
+                print(f"| `{label}` | {times[False]:.3f} | {times[True]:.3f} "
+                      f"| {times[True] / times[False]:.2f} |")
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--postgres", type=int, metavar="ROWS", default=0)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--unbound-limit", type=int, default=100,
+                        help="skip the copied-operand rendering of longer expressions "
+                             "(30 divisions would take minutes and gigabytes)")
+    args = parser.parse_args()
+    size_table(args.unbound_limit)
+    if args.postgres:
+        on_postgres(args.postgres, args.reps)
+
+
+if __name__ == "__main__":
+    main()

@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-import dialects  # noqa: E402
-import strata  # noqa: E402
-from strata.semantics.resolve import load_text  # noqa: E402
+import dialects
+import strata
+from strata.semantics.resolve import load_text
 
 SOURCE = "source t { a: double, b: int, c: decimal(10, 2) }\n"
 

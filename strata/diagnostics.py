@@ -198,4 +198,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
              "sql_snapshots/duckdb committed as a link to another folder"),
     "E140": ("publication waited too long for sessions reading the warehouse",
              "PostgreSQL: a session idle in a transaction after reading main.v_orders"),
+    "E160": ("the editor stopped looking for the module's files",
+             "strata lsp: a .strata file in a folder of more than 2,000 subfolders"),
 }

@@ -40,6 +40,7 @@ class RawServer:
         self.inbox: queue.Queue[dict | None] = queue.Queue()
         self.seen: list[dict] = []  # every message read, in order
         self.texts: list[str] = []  # the raw text of each
+        self.marks: dict[str, int] = {}  # uri -> where in `seen` its diagnostics start
         self.next_id = 1
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -98,8 +99,13 @@ class RawServer:
                 return message
 
     def answer(self, ident: int) -> dict:
-        return self.wait(lambda m: m.get("id") == ident and "method" not in m,
-                         f"the answer to request {ident}")
+        """The answer to request `ident` (read already, or still to come)."""
+        def answers(m: dict) -> bool:
+            return m.get("id") == ident and "method" not in m
+        for message in self.seen:
+            if answers(message):
+                return message
+        return self.wait(answers, f"the answer to request {ident}")
 
     def call(self, method: str, params=None) -> dict:
         return self.answer(self.request(method, params))
@@ -113,14 +119,43 @@ class RawServer:
         self.notify("initialized", {})
         return answer
 
+    def _mark(self, uri: str) -> None:
+        """From here on, `diagnostics(uri)` reads what the server publishes."""
+        while True:
+            try:
+                message = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            if message is None:
+                self.inbox.put(None)
+                break
+            self.seen.append(message)
+        self.marks[uri] = len(self.seen)
+
     def open(self, uri: str, text: str) -> None:
+        self._mark(uri)
         self.notify("textDocument/didOpen", {"textDocument": {
             "uri": uri, "languageId": "strata", "version": 1, "text": text}})
 
+    def change(self, uri: str, text: str, version: int) -> None:
+        self._mark(uri)
+        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                               "contentChanges": [{"text": text}]})
+
     def diagnostics(self, uri: str) -> list[dict]:
-        return self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                         and m["params"]["uri"] == uri, f"diagnostics of {uri}")[
-            "params"]["diagnostics"]
+        """The first diagnostics published for `uri` since it was opened or changed
+        (messages read meanwhile, waiting for an answer, count)."""
+        def published(m: dict) -> bool:
+            return (m.get("method") == "textDocument/publishDiagnostics"
+                    and m["params"]["uri"] == uri)
+        start = self.marks.get(uri, 0)
+        for n in range(start, len(self.seen)):
+            if published(self.seen[n]):
+                self.marks[uri] = n + 1
+                return self.seen[n]["params"]["diagnostics"]
+        found = self.wait(published, f"diagnostics of {uri}")
+        self.marks[uri] = len(self.seen)
+        return found["params"]["diagnostics"]
 
     # ------------------------------------------------------------ the process
     def cpu_seconds(self) -> float:

@@ -8,7 +8,8 @@ files of its own (or the `module` initialization option). The search is bounded:
   folder (or one above it). A scratch file in `~` or at `/` is a module of the
   `.strata` files beside it, not of everything under them;
 - below the module root it follows a symbolic link only when the link's target is
-  inside the root (a link to `/` or to another project is skipped), each folder once;
+  inside the root (a link to `/` or to another project is skipped), each folder once,
+  by its own path first (so that a file is named as the editor names it);
 - it stops after MAX_FOLDERS folders or MAX_ENTRIES directory entries, and says so
   (E160), instead of listing a whole disk that happens to hold a `.strata` file.
 
@@ -94,12 +95,13 @@ def list_module(root: Path, max_folders: int = MAX_FOLDERS,
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
     folders: list[str] = [str(root)]
+    linked: list[str] = []  # walked after every folder reached without a link
     listed = entries = 0
     deep = not is_wide(root)
-    while folders:
+    while folders or linked:
         if listed >= max_folders or entries >= max_entries:
             return Listing(tuple(sorted(found)), listed, entries, True)
-        folder = folders.pop()
+        folder = folders.pop() if folders else linked.pop()
         try:
             info = os.stat(folder)
             if (info.st_dev, info.st_ino) in seen:
@@ -112,11 +114,12 @@ def list_module(root: Path, max_folders: int = MAX_FOLDERS,
                     entries += 1
                     if entries > max_entries:
                         return Listing(tuple(sorted(found)), listed, entries, True)
-                    if entry.is_symlink() and not _within(entry.path, inside):
+                    link = entry.is_symlink()
+                    if link and not _within(entry.path, inside):
                         continue  # never through a link out of the root
                     if _is_dir(entry):
                         if deep:
-                            below.append(entry.path)
+                            (linked if link else below).append(entry.path)
                     elif entry.name.endswith(".strata"):
                         found.append(Path(entry.path))
                 folders.extend(sorted(below, reverse=True))

@@ -20,6 +20,7 @@ answered (a result or a JSON-RPC error, never a traceback).
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -281,9 +282,11 @@ class StrataServer(LanguageServer):
         chunks: asyncio.Queue[bytes] = asyncio.Queue()
 
         def read() -> None:
+            # os.read, not the buffered stdin: a daemon thread blocked holding the
+            # buffer's lock aborts the interpreter's exit
             while True:
                 try:
-                    chunk = stdin.read1(65536)
+                    chunk = os.read(stdin.fileno(), 65536)
                 except (OSError, ValueError):
                     chunk = b""
                 loop.call_soon_threadsafe(chunks.put_nowait, chunk)

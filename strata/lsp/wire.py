@@ -128,18 +128,17 @@ class Framer:
             at = line.end()
 
     def _body(self, start: int, length: int) -> Body | Junk | None:
-        """The body at `start`, when it has come; cut short where the next header
-        shows that its Content-Length was wrong."""
+        """The body at `start`, when it has come; cut short where a header starts
+        inside it, which shows that its Content-Length was wrong."""
         end = start + length
-        have = min(len(self.buffer), end)
-        found = _LENGTH.search(self.buffer, max(start, start + self.scanned - _TAIL), have)
-        if found is not None:
+        found = _LENGTH.search(self.buffer, max(start, start + self.scanned - _TAIL))
+        if found is not None and found.start() < end:
             cut = bytes(self.buffer[start:found.start()])
             del self.buffer[:found.start()]
             self.scanned = 0
             return Body(cut)  # its JSON decides: the message whole, or a parse error
         if len(self.buffer) < end:
-            self.scanned = have - start
+            self.scanned = len(self.buffer) - start
             return None
         data = bytes(self.buffer[start:end])
         del self.buffer[:end]

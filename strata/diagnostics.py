@@ -213,4 +213,6 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E188": ("a recursive relation", "union (from this_model | join ...); with recursive"),
     "E189": ("arg_min/arg_max over a window",
              "window by k order t then derive a = arg_min(x, y)"),
+    "E160": ("the editor stopped looking for the module's files",
+             "strata lsp: a .strata file in a folder of more than 2,000 subfolders"),
 }

@@ -3,7 +3,8 @@ network. The layout is computed here (layers by longest path from the sources,
 order within a layer by the barycenter of neighbours, a few sweeps each way), so
 the page only draws, pans (drag), zooms (wheel) and opens a side panel on a click
 (SQL, columns with types, pins, lineage per column, state and history). A URL
-ending `#model=NAME` (URL-encoded) opens that model's panel on load.
+ending `#model=NAME` (URL-encoded) opens that model's panel on load; any other
+fragment (no such model, `toString`, a stray `%`) opens nothing.
 
 User text reaches the page only as JSON data, embedded with `<`, `>`, `&` and every
 non-ASCII character (U+2028/2029 included) as `\\u` escapes, so no name can close
@@ -146,8 +147,9 @@ window.onerror = function (msg, src, line) {
   var SVG = "http://www.w3.org/2000/svg";
   var G = JSON.parse(document.getElementById("graph-data").textContent);
   var W = G.box[0], H = G.box[1];
-  var byName = {}, nodeEls = {}, edgeEls = [];
-  G.nodes.forEach(function (n) { byName[n.name] = n; });
+  // by name in Maps: a plain object would find `toString` or `__proto__` on its prototype
+  var byName = new Map(), nodeEls = new Map(), edgeEls = [];
+  G.nodes.forEach(function (n) { byName.set(n.name, n); });
 
   function el(tag, attrs, text, ns) {
     var e = ns ? document.createElementNS(SVG, tag) : document.createElement(tag);
@@ -174,7 +176,7 @@ window.onerror = function (msg, src, line) {
   // edges: from the right of the read relation to the left of the reader
   var edgesG = document.getElementById("edges");
   G.edges.forEach(function (e) {
-    var a = byName[e[0]], b = byName[e[1]];
+    var a = byName.get(e[0]), b = byName.get(e[1]);
     var x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
     var p = el("path", {"class": "edge", d: "M" + x1 + "," + y1 + " C" + mx + "," + y1 + " " +
       mx + "," + y2 + " " + x2 + "," + y2}, null, true);
@@ -193,7 +195,7 @@ window.onerror = function (msg, src, line) {
         n.columns.length + " columns");
     g.appendChild(el("text", {x: 10, y: 36, "class": "sub"}, clip(sub, 34), true));
     g.addEventListener("click", function (ev) { ev.stopPropagation(); select(n.name); });
-    nodesG.appendChild(g); nodeEls[n.name] = g;
+    nodesG.appendChild(g); nodeEls.set(n.name, g);
   });
 
   // pan and zoom: the view group's transform
@@ -237,12 +239,12 @@ window.onerror = function (msg, src, line) {
   }
   function close() {
     panel.classList.remove("open");
-    Object.keys(nodeEls).forEach(function (k) { nodeEls[k].classList.remove("selected"); });
+    nodeEls.forEach(function (g) { g.classList.remove("selected"); });
     edgeEls.forEach(function (p) { p.classList.remove("hi"); });
   }
   function select(name) {
-    var n = byName[name]; if (!n) return;
-    close(); nodeEls[name].classList.add("selected");
+    var n = byName.get(name); if (!n) return;
+    close(); nodeEls.get(name).classList.add("selected");
     edgeEls.forEach(function (p) { if (p.__ends[0] === name || p.__ends[1] === name) p.classList.add("hi"); });
     detail.textContent = "";
     detail.appendChild(el("h2", {}, shown(n.name)));
@@ -290,9 +292,11 @@ window.onerror = function (msg, src, line) {
   document.getElementById("close").addEventListener("click", close);
   panel.addEventListener("click", function (ev) { ev.stopPropagation(); });
   panel.addEventListener("mousedown", function (ev) { ev.stopPropagation(); });
-  function fromHash() {
-    var m = /^#model=(.*)$/.exec(location.hash);
-    if (m) select(decodeURIComponent(m[1]));
+  function fromHash() {  // any fragment: one naming no model (or not decodable) opens nothing
+    var m = /^#model=(.*)$/.exec(location.hash), name;
+    if (!m) return;
+    try { name = decodeURIComponent(m[1]); } catch (err) { return; }
+    select(name);
   }
   window.addEventListener("hashchange", fromHash);
   fromHash(); fit(); window.addEventListener("resize", fit);

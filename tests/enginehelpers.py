@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -111,8 +112,31 @@ def _server() -> subprocess.Popen:
     return _SERVER
 
 
-def _run_forked(args: list[str], cwd: Path, env: dict,
-                timeout: float) -> subprocess.CompletedProcess:
+class Ran(subprocess.CompletedProcess):
+    """A finished CLI call and the CPU seconds (user + system) its process used: what
+    a test's time bound reads, never the wall clock a loaded machine stretches."""
+
+    def __init__(self, args, returncode: int, stdout: str, stderr: str, cpu: float):
+        super().__init__(args, returncode, stdout, stderr)
+        self.cpu_seconds = cpu
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run_script(args: list[str], cwd: Path, env: dict, timeout: float) -> Ran:
+    """The installed script; its CPU time is what this process's waited-for children
+    used across the call (the call waits for it, and for nothing else)."""
+    before = _children_cpu()
+    proc = subprocess.run([*STRATA, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    return Ran(proc.args, proc.returncode, proc.stdout, proc.stderr,
+               _children_cpu() - before)
+
+
+def _run_forked(args: list[str], cwd: Path, env: dict, timeout: float) -> Ran:
     with tempfile.TemporaryDirectory() as tmp, _SERVER_LOCK:
         out, err = os.path.join(tmp, "out"), os.path.join(tmp, "err")
         server = _server()
@@ -122,20 +146,19 @@ def _run_forked(args: list[str], cwd: Path, env: dict,
         reply = server.stdout.readline()
         if not reply:
             raise RuntimeError("the CLI fork server died")
-        code = json.loads(reply)["code"]
-        if code == -signal.SIGALRM:
+        answer = json.loads(reply)
+        if answer["code"] == -signal.SIGALRM:
             raise subprocess.TimeoutExpired(["strata", *args], timeout)
-        return subprocess.CompletedProcess(["strata", *args], code, Path(out).read_text(),
-                                           Path(err).read_text())
+        return Ran(["strata", *args], answer["code"], Path(out).read_text(),
+                   Path(err).read_text(), answer["cpu"])
 
 
 def strata(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120,
-           check: bool | None = None) -> subprocess.CompletedProcess:
+           check: bool | None = None) -> Ran:
     """Run the CLI in its own process. `check=True` asserts exit 0, `False` non-zero."""
     full_env = cli_env(env)
     if os.environ.get("STRATA_TEST_CLI") == "script":
-        proc = subprocess.run([*STRATA, *args], cwd=cwd, env=full_env, capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        proc = _run_script(list(args), cwd, full_env, timeout)
     else:
         proc = _run_forked(list(args), cwd, full_env, timeout)
     if check is True:

@@ -256,6 +256,19 @@ def test_browser_page_with_hostile_names_runs_and_shows_them(tmp_path):
     assert "amount * 2" in "".join(dom.text)
 
 
+@pytest.mark.parametrize("fragment", ["#model=toString", "#model=%"])
+def test_browser_page_opens_nothing_for_a_fragment_naming_no_model(tmp_path, fragment):
+    """Issue 39, item 12: `#model=toString` found Object.prototype's function where a
+    model was looked up, and `#model=%` made decodeURIComponent throw; the script
+    stopped at load. Neither names a model: the page draws the graph, opens no panel."""
+    html = tmp_path / "g.html"
+    html.write_text(page(build_graph(load_text(MODULE)), "fragments"), encoding="utf-8")
+    dom = _dom(html, fragment)
+    assert "data-error" not in dom.body, dom.body.get("data-error")
+    assert dom.body.get("data-ready") == "3"
+    assert "open" not in dom.panel.get("class", "") and "data-model" not in dom.panel
+
+
 def test_browser_screenshot_is_a_picture_of_the_graph(warehouse, tmp_path):
     html = tmp_path / "graph.html"
     assert _run("graph", JAFFLE, "-o", warehouse, "--out", str(html)).returncode == 0

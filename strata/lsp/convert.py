@@ -6,7 +6,7 @@ the cursor does not, so every conversion that has the text at hand goes through 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from lsprotocol import types as lsp
@@ -56,8 +56,10 @@ def to_range(span: Span, text: str | None = None) -> lsp.Range:
             _line(text, end_line), max(span.end_column - 1, 0))))
 
 
-def to_location(span: Span, texts: Mapping[str, str] | None = None) -> lsp.Location:
-    return lsp.Location(uri=path_uri(span.file),
+def to_location(span: Span, texts: Mapping[str, str] | None = None,
+                uri_of: Callable[[str], str] = path_uri) -> lsp.Location:
+    """`uri_of`: a display path's URI (the editor's, for a document that is no file)."""
+    return lsp.Location(uri=uri_of(span.file),
                         range=to_range(span, (texts or {}).get(span.file)))
 
 

@@ -3,7 +3,7 @@ message, span, hint and notes), grouped by the file they point into."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from lsprotocol import types as lsp
 
@@ -30,13 +30,15 @@ def to_lsp(diag: Diagnostic, text: str | None = None) -> lsp.Diagnostic:
 
 
 def by_uri(diags: list[Diagnostic], fallback: list[str],
-           texts: Mapping[str, str] | None = None) -> dict[str, list[lsp.Diagnostic]]:
+           texts: Mapping[str, str] | None = None,
+           uri_of: Callable[[str], str] = path_uri) -> dict[str, list[lsp.Diagnostic]]:
     """Diagnostics per file URI. One without a span (the module is empty, a path is
     missing) is shown at the top of each `fallback` document (the open ones).
-    `texts`: the checked files' texts by display path, for UTF-16 columns."""
+    `texts`: the checked files' texts by display path, for UTF-16 columns; `uri_of`:
+    a display path's URI (the editor's, for a document that is no file)."""
     out: dict[str, list[lsp.Diagnostic]] = {}
     for diag in diags:
-        uris = [path_uri(diag.span.file)] if diag.span else fallback
+        uris = [uri_of(diag.span.file)] if diag.span else fallback
         for uri in uris:
             text = (texts or {}).get(diag.span.file) if diag.span else None
             out.setdefault(uri, []).append(to_lsp(diag, text))

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from strata.diagnostics import Diagnostic, StrataError
 from strata.semantics import checks
@@ -24,26 +26,10 @@ from strata.semantics.resolve import (
     Resolver,
     _resolve,
     display_path,
-    module_files,
 )
 from strata.syntax import ast
 from strata.syntax.cache import default_dir, parse_cached, parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text
-
-
-def find_module_root(file: Path, stop: Path | None = None) -> Path:
-    """The module a file belongs to: its directory, widened upward while the parent
-    holds .strata files of its own (`shop/models/x.strata` belongs to `shop/` when
-    `shop/sources.strata` exists), never above `stop` (the editor's workspace)."""
-    root = file.parent
-    while root.parent != root and root != stop:
-        parent = root.parent
-        if stop is not None and not parent.is_relative_to(stop):
-            break
-        if not any(p.is_file() for p in parent.glob("*.strata")):
-            break
-        root = parent
-    return root
 
 
 @dataclass
@@ -59,9 +45,10 @@ class _Kept:
 
 @dataclass
 class Session:
-    """One open module. `check(overlays)` gives the Module for the current texts."""
+    """One open module. `check(overlays, disk)` gives the Module for the current
+    texts: the editor's buffers (by display path) over the files listed on disk."""
 
-    root: Path
+    root: Path | None  # None: a document that is not a file (`untitled:`), alone
     parse_cache: Path | None = field(default_factory=default_dir)
     trees: dict[str, tuple[str, ast.ModuleFile | StrataError]] = field(default_factory=dict)
     kept: dict[str, _Kept] = field(default_factory=dict)
@@ -70,25 +57,29 @@ class Session:
     sources: dict[str, tuple] = field(default_factory=dict)  # name -> its columns
     next_id: int = 1  # column ids go on rising: kept plans hold ids of earlier checks
 
-    def check(self, overlays: dict[Path, str]) -> Module:
-        """Parse what changed, resolve what it touches; never raises for bad input."""
-        module = Module(root=self.root, files={})
-        if not self.root.exists():
+    def check(self, overlays: dict[str, str], disk: Sequence[Path] = (),
+              notes: Sequence[Diagnostic] = ()) -> Module:
+        """Parse what changed, resolve what it touches; never raises for bad input.
+        `disk`: the module's files as listed (search.list_module); a buffer open in
+        the editor stands for the file of its display path. `notes`: diagnostics of
+        the search itself, said with the module's."""
+        module = Module(root=self.root or Path(), files={})
+        module.diagnostics.extend(notes)
+        if self.root is not None and not overlays and not _exists(self.root):
             module.diagnostics.append(Diagnostic(
                 "E005", f"no such file or directory: `{display_path(self.root)}`"))
             self.module = module
             return module
-        files = sorted(set(module_files(self.root)) | {p for p in overlays
-                                                        if _inside(p, self.root)})
+        shown = {display_path(p): p for p in disk}
+        names = sorted(set(shown) | set(overlays))
         read: list[tuple[str, str] | StrataError] = []
-        for file in files:
-            shown = display_path(file)
+        for name in names:
             try:
-                text = overlays.get(file)
+                text = overlays.get(name)
                 if text is None:
-                    text = read_text(file, shown)
-                module.files[shown] = text
-                read.append((text, shown))
+                    text = read_text(shown[name], name)
+                module.files[name] = text
+                read.append((text, name))
             except StrataError as err:
                 read.append(err)
         parsed: list[ast.ModuleFile] = []
@@ -100,14 +91,15 @@ class Session:
         for item in read:
             if isinstance(item, StrataError):
                 module.diagnostics.extend(item.diagnostics)
-        if not files:
+        if not names:
+            where = display_path(self.root) if self.root is not None else "the document"
             module.diagnostics.append(Diagnostic(
-                "E004", f"no .strata files under `{display_path(self.root)}`", None,
+                "E004", f"no .strata files under `{where}`", None,
                 "a module is a .strata file or a directory of them"))
-        elif module.diagnostics:
+        elif any(d.severity == "error" for d in module.diagnostics):
             pass  # as load_module: after a syntax error nothing is resolved
         elif not any(f.declarations for f in parsed):
-            _resolve(module, parsed, display_path(files[0]))
+            _resolve(module, parsed, names[0])
         else:
             resolver = _Incremental(module, parsed, self.kept, self.sources, self.next_id)
             resolver.run()
@@ -136,9 +128,11 @@ class Session:
         return [self.trees[shown][1] for _, shown in items]
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or (root.is_dir() and path.suffix == ".strata"
-                            and path.is_relative_to(root))
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 class _Incremental(Resolver):
@@ -204,11 +198,23 @@ def _signature(plan) -> tuple | None:
             tuple(p.describe() for p in plan.pins), plan.incremental)
 
 
-def uri_path(uri: str) -> Path:
-    """A file:// URI as an absolute path."""
-    from urllib.parse import unquote, urlparse
-
-    return Path(unquote(urlparse(uri).path)).absolute()
+def uri_path(uri: str) -> Path | None:
+    """A `file:` URI as an absolute path; None for any other URI, or one that names
+    no path this system can open (a NUL, a host, a relative path)."""
+    try:
+        parts = urlparse(uri)
+    except ValueError:
+        return None
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    path = unquote(parts.path)
+    if not path.startswith("/") or "\0" in path:
+        return None
+    try:
+        os.fsencode(path)  # a lone surrogate names no file
+    except UnicodeError:
+        return None
+    return Path(path)
 
 
 def path_uri(display: str) -> str:

@@ -1021,8 +1021,14 @@ class Run:
 
     def _drop_created(self) -> None:
         if self.building:  # the open batch's tables go with it
-            self.ad.rollback()
             self.building = 0
+            try:
+                self.ad.rollback()
+            except self.errors:
+                # the failure ended the transaction already: a COMMIT that could not
+                # write (a full disk) or a statement the engine aborted leaves none
+                # open, and "cannot rollback" must not replace the failure itself
+                pass
         if self.created:
             try:
                 kinds = self.ad.relations(INTERNAL)

@@ -183,7 +183,10 @@ class Adapter(ABC):
         try:
             yield
         except BaseException:
-            self.rollback()
+            try:
+                self.rollback()
+            except self.engine_errors():
+                pass  # the failure ended the transaction already: its error is the one
             raise
         self.commit()
 

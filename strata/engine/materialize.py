@@ -57,6 +57,7 @@ from strata.sqlgen.clock import RunClock, relink_clock
 from strata.sqlgen.identifiers import check_models
 from strata.sqlgen.names import dotted, ident, table
 from strata.sqlgen.relink import relink
+from strata.textsafe import first_line
 
 
 @dataclass
@@ -555,7 +556,7 @@ class Run:
         self.failed = (name, err)  # the run may fail because an input cannot be read
         return self.ad.file_failure(err) or fail(  # the file's fault is E070
             "E080", f"model `{name}` failed in the engine: "
-            f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
+            f"{first_line(str(err), type(err).__name__)}", plan_span(self.module, name),
             "nothing was published")
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
@@ -686,7 +687,7 @@ class Run:
             models = ", ".join(f"`{m}`" for _, m, _, _ in batch)
             raise ad.file_failure(err) or fail(
                 "E080", f"hashing the results of {models} failed in the engine: "
-                f"{str(err).strip().splitlines()[0]}", None,
+                f"{first_line(str(err), type(err).__name__)}", None,
                 "nothing was published") from None
         share = (time.perf_counter() - started) / len(batch)
         for (snap, model, code_fp, result), hashed in zip(batch, hashes, strict=True):

@@ -33,7 +33,14 @@ from strata.engine.fingerprints import (
     run_id,
 )
 from strata.engine.lanes import Built, LaneAborted, Lanes
-from strata.engine.pins import CheckLog, PinError, Violation, check_joins, check_pins
+from strata.engine.pins import (
+    CheckLog,
+    PinError,
+    Violation,
+    check_joins,
+    check_pins,
+    pin_reads,
+)
 from strata.engine.publication import adapter_of, publish, recovered_base
 from strata.engine.sources import (
     SourceBinding,
@@ -865,8 +872,7 @@ class Run:
         self.created.append(snap)
         result.snapshot = snap
         self.lanes.build(plan.model, Relation(INTERNAL, snap), tree, query,
-                         [r.name for r in plan.reads if r.kind == "model"],
-                         heavy=self._large_input(plan))
+                         build_inputs(plan), heavy=self._large_input(plan))
         self.inflight[plan.model] = (plan, code_fp, result, log, snap)
 
     def _large_input(self, plan: Plan) -> bool:
@@ -897,6 +903,8 @@ class Run:
         except PinError as err:
             self.pin_failed[name] = err.violations
             result.status = "failed"
+        except self.errors as err:  # a check the engine failed: the model's, as in _model
+            raise self._engine_failure(name, err) from None
         result.seconds = built.seconds + time.perf_counter() - started
 
     def _abandon_inflight(self) -> None:
@@ -1063,6 +1071,15 @@ def _published(wh: Warehouse, rid: str, branch: str, live: dict[str, str],
                            for m, s in done.snapshots.items()):
         return None
     return done
+
+
+def build_inputs(plan: Plan) -> list[str]:
+    """The models a model's build lane must see committed with or before its table:
+    those its query reads and those its pins read (`pin references`: the check runs
+    on the main connection once the model's table is committed, and must find the
+    referenced table committed too, not held in another lane's open transaction)."""
+    refs = [*plan.reads, *pin_reads(plan)]
+    return list(dict.fromkeys(r.name for r in refs if r.kind == "model"))
 
 
 def _merges(plan: Plan) -> bool:

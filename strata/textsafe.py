@@ -36,6 +36,21 @@ def _escape(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def lines(text: str) -> list[str]:
+    """`text` cut into lines at line feeds alone (a `\\r` before one goes with it).
+    `str.splitlines` also cuts at U+2028, U+2029, `\\x1c`-`\\x1e`, `\\x85`, `\\v` and
+    `\\f`, any of which a quoted name may hold: an engine's error naming such a
+    relation or column was cut inside the name."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def first_line(text: str, otherwise: str = "") -> str:
+    """The first line of a message (`lines`), surrounding blanks off; `otherwise`
+    when there is none."""
+    text = text.strip(" \t\r\n")
+    return lines(text)[0] if text else otherwise
+
+
 def is_plain(name: str) -> bool:
     """A name Strata reads without backticks (a letter or `_`, then letters, digits, `_`)."""
     return _PLAIN.fullmatch(name) is not None
@@ -48,4 +63,10 @@ def shown_name(name: str) -> str:
     mistaken for a plain name, and the escapes read back to one name only."""
     if is_plain(name):
         return name
+    return backticked(name)
+
+
+def backticked(name: str) -> str:
+    """`name` between backticks for a one-line message, escaped as `shown_name`
+    escapes it, plain or not."""
     return "`" + escape_unprintable(name.replace("\\", "\\\\")) + "`"

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -399,22 +400,31 @@ def _limit_file_size(limit: int):
     return preexec
 
 
-@pytest.fixture
-def full_disk(tmp_path):
-    """A 24 MiB tmpfs mounted for the test (we are root in CI); where mounting is
-    not allowed, the nearest real stand-in: RLIMIT_FSIZE of 1 byte on the command
-    (SIGXFSZ ignored, so any write that grows a file fails with EFBIG, "File too
-    large": the warehouse, its WAL and a compaction's copy cannot grow)."""
-    folder = tmp_path / "disk"
+@contextmanager
+def _small_disk(folder: Path, mib: int, fallback_limit: int):
+    """A tmpfs of `mib` MiB mounted at `folder` (we are root in CI); where mounting
+    is not allowed, the nearest real stand-in: RLIMIT_FSIZE of `fallback_limit`
+    bytes on the command (SIGXFSZ ignored, so a write that grows a file past it
+    fails with EFBIG, "File too large")."""
     folder.mkdir()
     name = f"strata-{uuid.uuid4().hex[:8]}"
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", name, str(folder)],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mib}m", name, str(folder)],
                              capture_output=True, check=False).returncode == 0
-    if mounted:
+    if not mounted:
+        yield Disk(folder, "RLIMIT_FSIZE", _limit_file_size(fallback_limit))
+        return
+    try:
         yield Disk(folder, "tmpfs", None)
+    finally:
         subprocess.run(["umount", str(folder)], check=True)
-    else:
-        yield Disk(folder, "RLIMIT_FSIZE", _limit_file_size(1))
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """24 MiB, or a file size limit of 1 byte: the warehouse, its WAL and a
+    compaction's copy cannot grow."""
+    with _small_disk(tmp_path / "disk", 24, 1) as disk:
+        yield disk
 
 
 def test_14_full_disk_is_E070_no_space_and_everything_recovers(shop, full_disk):
@@ -456,6 +466,80 @@ def test_14_full_disk_is_E070_no_space_and_everything_recovers(shop, full_disk):
     last_run = next(e["id"] for e in latest if e["kind"] == "run")
     assert last_run not in (shop.first, shop.second)
     assert strata("verify", last_run, "-o", "W.duckdb", cwd=full_disk.folder).returncode == 0
+
+
+# ------------------------------------------- issue 39, item 10: the disk fills mid-run
+WIDE_MODELS = 6
+WIDE_ROWS = 100_000  # under a DuckDB row group: a table is written to the WAL at COMMIT
+
+
+def _wide_module(folder: Path, rows: int) -> Path:
+    """WIDE_MODELS models, each a copy of a source of `rows` rows: with WIDE_ROWS, far
+    more than an 8 MiB disk holds, and each table small enough that the transaction
+    keeps it until the COMMIT writes it (the commit is what meets the full disk)."""
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    models = "".join(f"model m{i} {{\n  from wide\n  derive k = id + {i}\n  select id, s, k\n}}\n"
+                     for i in range(1, WIDE_MODELS + 1))
+    (folder / "m.strata").write_text(
+        "source wide = file 'data/wide.csv' {\n  id: int\n  s: text\n}\n" + models)
+    with open(folder / "data" / "wide.csv", "w") as out:
+        out.write("id,s\n")
+        out.writelines(f"{i},{uuid.UUID(int=i * 0x9E3779B97F4A7C15 % (1 << 128)).hex}\n"
+                       for i in range(rows))
+    return folder
+
+
+def _views(wh: Path) -> dict[str, list]:
+    """Every published view's rows."""
+    con = duckdb.connect(str(wh), read_only=True)
+    try:
+        names = [r[0] for r in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+        ).fetchall()]
+        return {n: con.execute(f'SELECT * FROM "{n}" ORDER BY ALL').fetchall() for n in names}
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("workers", ["1", "4"])
+def test_a_disk_that_fills_during_a_run_is_E070_naming_the_file_and_no_view_changes(
+        tmp_path, workers):
+    """A build transaction whose COMMIT met the full disk was ended by it; the cleanup
+    then rolled it back unguarded, and "cannot rollback - no transaction is active"
+    replaced the failure: E000 (with --workers 1 every time). Each of several runs
+    onto a disk that fills during the build is E070 naming the warehouse; every
+    published view still gives its old rows and the history is as it was; the file
+    left behind, given room, runs and publishes."""
+    module = _wide_module(tmp_path / "mod", 50)
+    first = tmp_path / "first.duckdb"
+    made = strata("run", "mod", "-o", str(first), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    published, before = _views(first), history(first)
+    assert sorted(published) == [f"v_m{i}" for i in range(1, WIDE_MODELS + 1)]
+    _wide_module(module, WIDE_ROWS)
+    roomy = tmp_path / "roomy"
+    roomy.mkdir()
+    with _small_disk(tmp_path / "disk", 8, 4 << 20) as disk:
+        wh = disk.folder / "W.duckdb"
+        shutil.copyfile(first, wh)
+        what = ("no space left on the device" if disk.how == "tmpfs"
+                else "reached the largest size this process may write")
+        for _ in range(4):
+            proc = strata("run", str(module), "-o", "W.duckdb", "--workers", workers,
+                          cwd=disk.folder, preexec=disk.preexec)
+            assert_file_failure(proc, "W.duckdb", what)
+            assert _views(wh) == published
+            assert history(wh) == before
+        for name in ("W.duckdb", "W.duckdb.wal"):
+            if (disk.folder / name).exists():
+                shutil.copyfile(disk.folder / name, roomy / name)
+    assert _views(roomy / "W.duckdb") == published
+    proc = strata("run", str(module), "-o", "W.duckdb", "--workers", workers, "--json",
+                  cwd=roomy)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(json.loads(proc.stdout)["rebuilt"]) == [
+        f"m{i}" for i in range(1, WIDE_MODELS + 1)]
+    assert len(_views(roomy / "W.duckdb")["v_m1"]) == WIDE_ROWS
 
 
 # ---------------------------------------------------------------- the lock-wait line

@@ -29,7 +29,7 @@ from strata.engine.sources import moved_relations, parse_overrides
 from strata.engine.staleness import drift_plan, drift_summary, plan_reasons, vanished_views
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 from strata.syntax.cache import default_dir
-from strata.textsafe import shown_name
+from strata.textsafe import escape_unprintable, shown_name
 
 
 def _warehouse(help_text: str):
@@ -351,7 +351,8 @@ def _failure_lines(entry: H.HistoryEntry) -> list[str]:
     lines.append(f"built, not published: {failure.get('built', [])}")
     lines += [f"not built: {model} (upstream `{up}` failed)"
               for model, up in (failure.get("not_built") or {}).items()]
-    return lines
+    # one line each: a name or message may hold a line feed (the console keeps those)
+    return [escape_unprintable(line) for line in lines]
 
 
 @cli.command(name="verify")

@@ -36,7 +36,7 @@ from strata.engine.fingerprints import code_fingerprints
 from strata.engine.locations import DuckDBFile, parse_location
 from strata.engine.materialize import Progress, Run, RunOptions, RunReport, _merges
 from strata.engine.ops import recorded_clock
-from strata.engine.sources import bind_source, parse_overrides, prepare
+from strata.engine.sources import bind_source, override_text, parse_overrides, prepare
 from strata.engine.warehouse import Warehouse
 from strata.semantics.module import Module
 from strata.sqlgen.clock import RunClock
@@ -167,7 +167,7 @@ def plan_backfill(module: Module, wh: Warehouse, run_id: str, corrected: dict[st
         # as the run reads it (a file the engine cannot read: checked locally, loaded)
         fps[name] = prepare(wh.adapter, src, binding)[2]
     moved = {s for s, fp in fps.items() if of.source_fingerprints.get(s) != fp}
-    notes = [f"--source {s}={t}: same content as what run {of.id} read; nothing downstream "
+    notes = [f"--source {override_text(s, t)}: same content as what run {of.id} read; nothing downstream "
              "of it changes" for s, t in sorted(corrected.items()) if s not in moved]
 
     code_fps = code_fingerprints(module, closure)

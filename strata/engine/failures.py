@@ -69,8 +69,14 @@ def failed_entry(run, err: StrataError, attempt: Attempt) -> H.HistoryEntry:
     """The entry: lists no snapshots (nothing was published), so no command takes it
     for a staleness base, a rollback target or a run gc keeps."""
     opts = run.opts
-    failed = failed_models(run, err)
+    # a model is in exactly one list: one downstream of a failed pin is "not built",
+    # as the run's error says, even when a lane built and checked it before that pin
+    # failed (its own violations are not reported: the same record with any number of
+    # workers); only an error the run reports about the model itself puts it in
+    # `failed` instead
     not_built = _downstream_of(run, attempt.closure, set(run.pin_failed))
+    failed = failed_models(run, err, set(not_built))
+    not_built = {m: up for m, up in not_built.items() if m not in failed}
     results = run.results
     built = [m for m in attempt.closure
              if m in run.snap_of and m not in attempt.unfinished and m not in failed
@@ -111,13 +117,15 @@ def _downstream_of(run, closure: list[str], failed: set[str]) -> dict[str, str]:
     return out
 
 
-def failed_models(run, err: StrataError) -> dict[str, list[dict]]:
+def failed_models(run, err: StrataError, not_built: set[str] = frozenset()
+                  ) -> dict[str, list[dict]]:
     """model -> [{code, message}] for every model that failed: each pin or join
-    violation of each model, the model the engine failed on, and any other
-    diagnostic that names its model."""
+    violation of each model not downstream of another's (`not_built`), the model the
+    engine failed on, and any other diagnostic that names its model."""
     out: dict[str, list[dict]] = {}
     for model, violations in run.pin_failed.items():
-        out[model] = [_said(v.diagnostic()) for v in violations]
+        if model not in not_built:
+            out[model] = [_said(v.diagnostic()) for v in violations]
     if run.failed is not None and run.failed[0] not in out:
         named = [d for d in err.diagnostics if _model_of(run, d) == run.failed[0]]
         out[run.failed[0]] = [_said(d) for d in named or err.diagnostics[:1]]
@@ -140,5 +148,7 @@ def _model_of(run, d: Diagnostic) -> str | None:
 
 
 def _said(d: Diagnostic) -> dict:
-    lines = d.message.strip().splitlines()
-    return {"code": d.code, "message": lines[0] if lines else ""}
+    """The diagnostic's code and its whole message (one line as strata words it; a
+    name in it may hold U+2028, a line feed or any other character but a backtick,
+    and is kept whole: shown, it is escaped where it is printed)."""
+    return {"code": d.code, "message": d.message}

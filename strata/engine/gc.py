@@ -35,6 +35,7 @@ from strata.engine import history as H
 from strata.engine.branches import branch_names, live_snapshots
 from strata.engine.fingerprints import sha
 from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, q
+from strata.textsafe import first_line
 
 ALL_BRANCHES = "*"  # the branch of a gc entry that considered every branch
 # Objects strata creates in the internal schema; anything else there is bookkeeping.
@@ -342,7 +343,7 @@ def compact_file(wh: Warehouse) -> Compaction:
         os.replace(temp, path)
         _fsync_dir(path.parent)
     except duckdb.Error as err:
-        raise fail("E070", f"cannot compact `{path}`: {str(err).splitlines()[0]}; the "
+        raise fail("E070", f"cannot compact `{path}`: {first_line(str(err))}; the "
                    "original is untouched") from None
     finally:
         if attached:

@@ -33,7 +33,14 @@ from strata.engine.fingerprints import (
     run_id,
 )
 from strata.engine.lanes import Built, LaneAborted, Lanes
-from strata.engine.pins import CheckLog, PinError, Violation, check_joins, check_pins
+from strata.engine.pins import (
+    CheckLog,
+    PinError,
+    Violation,
+    check_joins,
+    check_pins,
+    pin_reads,
+)
 from strata.engine.publication import adapter_of, publish, recovered_base
 from strata.engine.sources import (
     SourceBinding,
@@ -57,6 +64,7 @@ from strata.sqlgen.clock import RunClock, relink_clock
 from strata.sqlgen.identifiers import check_models
 from strata.sqlgen.names import dotted, ident, table
 from strata.sqlgen.relink import relink
+from strata.textsafe import first_line
 
 
 @dataclass
@@ -555,7 +563,7 @@ class Run:
         self.failed = (name, err)  # the run may fail because an input cannot be read
         return self.ad.file_failure(err) or fail(  # the file's fault is E070
             "E080", f"model `{name}` failed in the engine: "
-            f"{str(err).strip().splitlines()[0]}", plan_span(self.module, name),
+            f"{first_line(str(err), type(err).__name__)}", plan_span(self.module, name),
             "nothing was published")
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
@@ -686,7 +694,7 @@ class Run:
             models = ", ".join(f"`{m}`" for _, m, _, _ in batch)
             raise ad.file_failure(err) or fail(
                 "E080", f"hashing the results of {models} failed in the engine: "
-                f"{str(err).strip().splitlines()[0]}", None,
+                f"{first_line(str(err), type(err).__name__)}", None,
                 "nothing was published") from None
         share = (time.perf_counter() - started) / len(batch)
         for (snap, model, code_fp, result), hashed in zip(batch, hashes, strict=True):
@@ -864,8 +872,7 @@ class Run:
         self.created.append(snap)
         result.snapshot = snap
         self.lanes.build(plan.model, Relation(INTERNAL, snap), tree, query,
-                         [r.name for r in plan.reads if r.kind == "model"],
-                         heavy=self._large_input(plan))
+                         build_inputs(plan), heavy=self._large_input(plan))
         self.inflight[plan.model] = (plan, code_fp, result, log, snap)
 
     def _large_input(self, plan: Plan) -> bool:
@@ -896,6 +903,8 @@ class Run:
         except PinError as err:
             self.pin_failed[name] = err.violations
             result.status = "failed"
+        except self.errors as err:  # a check the engine failed: the model's, as in _model
+            raise self._engine_failure(name, err) from None
         result.seconds = built.seconds + time.perf_counter() - started
 
     def _abandon_inflight(self) -> None:
@@ -1021,8 +1030,14 @@ class Run:
 
     def _drop_created(self) -> None:
         if self.building:  # the open batch's tables go with it
-            self.ad.rollback()
             self.building = 0
+            try:
+                self.ad.rollback()
+            except self.errors:
+                # the failure ended the transaction already: a COMMIT that could not
+                # write (a full disk) or a statement the engine aborted leaves none
+                # open, and "cannot rollback" must not replace the failure itself
+                pass
         if self.created:
             try:
                 kinds = self.ad.relations(INTERNAL)
@@ -1056,6 +1071,15 @@ def _published(wh: Warehouse, rid: str, branch: str, live: dict[str, str],
                            for m, s in done.snapshots.items()):
         return None
     return done
+
+
+def build_inputs(plan: Plan) -> list[str]:
+    """The models a model's build lane must see committed with or before its table:
+    those its query reads and those its pins read (`pin references`: the check runs
+    on the main connection once the model's table is committed, and must find the
+    referenced table committed too, not held in another lane's open transaction)."""
+    refs = [*plan.reads, *pin_reads(plan)]
+    return list(dict.fromkeys(r.name for r in refs if r.kind == "model"))
 
 
 def _merges(plan: Plan) -> bool:

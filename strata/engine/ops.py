@@ -24,6 +24,7 @@ from strata.engine.fingerprints import sha
 from strata.engine.staleness import drop_views, vanished_views
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse
 from strata.sqlgen.clock import RunClock, is_clock
+from strata.textsafe import backticked, first_line
 
 _NO_SNAPSHOTS_HINT = {
     "stage": "stage-only runs publish nothing",
@@ -76,7 +77,7 @@ def failure_summary(entry: H.HistoryEntry) -> str:
     if failed:
         model, said = next(iter(failed.items()))
         more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
-        what = f"{said[0]['code'] if said else 'error'} in `{model}`{more}"
+        what = f"{said[0]['code'] if said else 'error'} in {backticked(model)}{more}"
     else:
         errors = entry.failure.get("errors") or [{"code": "error"}]
         what = errors[0]["code"]
@@ -166,7 +167,7 @@ def _read_failure(wh: Warehouse, rec: H.SnapshotRecord, err: Exception) -> str:
     (damaged_storage). The whole file failing is E070; a passing failure (out of
     memory, interrupted) is E080 and quarantines nothing: it says nothing about the
     snapshot, and a healthy one must not be refused by every run after."""
-    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    first = first_line(str(err), type(err).__name__)
     if wh.adapter.damaged_storage(err):
         return f"unreadable: {first}"
     raise wh.adapter.file_failure(err) or fail(
@@ -219,7 +220,7 @@ def unreadable_tables(wh: Warehouse, rec: H.SnapshotRecord) -> dict[str, str]:
             wh.adapter.row_hash(Relation(INTERNAL, table_name).table(), names)
         except wh.adapter.engine_errors() as err:
             if wh.adapter.damaged_storage(err):
-                out[table_name] = str(err).strip().splitlines()[0]
+                out[table_name] = first_line(str(err))
             elif (whole := wh.adapter.file_failure(err)) is not None:
                 raise whole from None
     return out
@@ -316,10 +317,12 @@ def refuse_quarantined(wh: Warehouse, entry: H.HistoryEntry,
 def rerun_command(wh: Warehouse, entry: H.HistoryEntry) -> str:
     """The command that attempts a failed run again: the same module, selection,
     branch and overrides (a backfill: the same run, corrections and reason)."""
+    from strata.engine.sources import override_text
+
     module = shlex.quote(entry.module or "MODULE")
     where = f"-o {shlex.quote(wh.label)}"
     if entry.failure.get("as") == "backfill" and entry.backfill_of:
-        sources = " ".join(f"--source {shlex.quote(f'{s}={t}')}"
+        sources = " ".join(f"--source {shlex.quote(override_text(s, t))}"
                            for s, t in sorted(entry.overrides.items()))
         return (f"strata backfill {module} {entry.backfill_of} {sources} --reason "
                 f"{shlex.quote(entry.reason or '')} {where}")
@@ -331,7 +334,7 @@ def rerun_command(wh: Warehouse, entry: H.HistoryEntry) -> str:
         parts.append(f"--branch {shlex.quote(entry.branch)}")
     parts += [f"--{flag.replace('_', '-')}" for flag in ("only_stale", "full_refresh",
                                                           "stage_only") if asked.get(flag)]
-    parts += [f"--override {shlex.quote(f'{s}={t}')}" for s, t in sorted(entry.overrides.items())]
+    parts += [f"--override {shlex.quote(override_text(s, t))}" for s, t in sorted(entry.overrides.items())]
     return " ".join(parts)
 
 

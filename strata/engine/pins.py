@@ -472,6 +472,20 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
     return verified
 
 
+def pin_reads(plan: Plan) -> list[RelationRef]:
+    """The relations a model's pins read besides its own table: each `pin references`
+    to another relation. Its check reads that relation, so a run treats it as an
+    input of the model, as it treats what the model's query reads: built, committed
+    and checked first (resolve puts it in the model's `models_read`, so staleness
+    and the code fingerprint follow it; the build lanes place the model by it)."""
+    out: list[RelationRef] = []
+    for pin in plan.pins:
+        if (pin.kind == "references" and pin.relation is not None
+                and pin.relation.name != plan.model and pin.relation not in out):
+            out.append(pin.relation)
+    return out
+
+
 def unique_key(columns) -> str:
     """How a verified `pin unique` is recorded: `unique:a,b` (sorted)."""
     return "unique:" + ",".join(sorted(columns))

@@ -23,6 +23,14 @@ from strata.semantics.checks import types_fit
 from strata.semantics.module import Module, SourceInfo
 from strata.semantics.types import Type
 from strata.sqlgen.names import table
+from strata.textsafe import (
+    backticked,
+    escape_unprintable,
+    first_line,
+    is_plain,
+    lines,
+    shown_name,
+)
 
 
 @dataclass(frozen=True)
@@ -42,23 +50,64 @@ class SourceBinding:
 
 def parse_overrides(values: list[str] | tuple[str, ...], module: Module,
                     code: str = "E078", flag: str = "--override") -> dict[str, str]:
-    """`s=t` pairs → {source: table}. Malformed pairs and unknown sources are coded errors."""
+    """`s=t` pairs → {source: table}. Malformed pairs and unknown sources are coded errors.
+
+    A source's name may hold `=`: quoted as the language quotes it (`` `a=b`=t ``),
+    or unquoted and split at the last `=` that leaves a known source on its left;
+    when two places would, the pair is ambiguous and must be quoted."""
     out: dict[str, str] = {}
     for raw in values:
-        parts = raw.split("=")
-        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-            raise fail(code, f"malformed {flag} `{raw}`", None,
-                       f"write {flag} source=table, e.g. {flag} orders=orders_fixed")
-        source, target = parts[0].strip(), parts[1].strip()
+        source, target = _override_pair(raw, module, code, flag)
         if source not in module.sources:
-            raise fail(code, f"{flag} names unknown source `{source}`", None,
+            raise fail(code, f"{flag} names unknown source {backticked(source)}", None,
                        did_you_mean(source, module.sources) or
-                       f"sources: {', '.join(module.sources) or '(none)'}")
+                       f"sources: {', '.join(map(shown_name, module.sources)) or '(none)'}")
         if source in out and out[source] != target:
-            raise fail(code, f"{flag} points source `{source}` at two tables: "
-                       f"`{out[source]}` and `{target}`", None, "give one per source")
+            raise fail(code, f"{flag} points source {backticked(source)} at two tables: "
+                       f"{backticked(out[source])} and {backticked(target)}", None,
+                       "give one per source")
         out[source] = target
     return out
+
+
+def _override_pair(raw: str, module: Module, code: str, flag: str) -> tuple[str, str]:
+    """(source, table) of one `source=table`: the source may be quoted with backticks;
+    unquoted, see `parse_overrides`."""
+    malformed = fail(code, f"malformed {flag} {_shown_arg(raw)}", None,
+                     f"write {flag} source=table, e.g. {flag} orders=orders_fixed; quote a "
+                     f"source whose name holds `=` with backticks: {flag} '`a=b`=table'")
+    text = raw.strip()
+    if text.startswith("`"):
+        end = text.find("`", 1)
+        source, rest = text[1:end], text[end + 1:].lstrip()
+        if end < 0 or not source or not rest.startswith("=") or not rest[1:].strip():
+            raise malformed
+        return source, rest[1:].strip()
+    cuts = [i for i, ch in enumerate(text) if ch == "="]
+    pairs = [(text[:i].strip(), text[i + 1:].strip()) for i in reversed(cuts)]
+    pairs = [(s, t) for s, t in pairs if s and t]
+    known = [(s, t) for s, t in pairs if s in module.sources]
+    if len(known) > 1:
+        readings = " or ".join(f"{flag} '`{s}`={t}'" for s, t in known)
+        raise fail(code, f"ambiguous {flag} {_shown_arg(raw)}: more than one of its `=` "
+                   "leaves a known source on its left", None,
+                   f"quote the source with backticks: {readings}")
+    if known:
+        return known[0]
+    if not pairs:
+        raise malformed
+    return pairs[-1]  # no known source at any `=`: the first one's left side is unknown
+
+
+def _shown_arg(raw: str) -> str:
+    """A flag's value in a message: between backticks, or quotes when it holds one."""
+    return backticked(raw) if "`" not in raw else "'" + escape_unprintable(raw) + "'"
+
+
+def override_text(source: str, target: str) -> str:
+    """`source=table` as `--override` and `--source` read it back: a source not plain
+    (one holding `=`, a space, ...) between backticks."""
+    return f"{source if is_plain(source) else '`' + source + '`'}={target}"
 
 
 def bind_source(src: SourceInfo, override: str | None) -> SourceBinding:
@@ -154,7 +203,7 @@ def check_contract(con, src: SourceInfo, binding: SourceBinding) -> list[tuple[s
             raise fail("E071", f"source `{src.name}`: table `{binding.shown}` does not exist "
                        "in the warehouse", src.decl.span,
                        "load it first, or point the source elsewhere with "
-                       f"--override {src.name}=<table>") from None
+                       f"--override {override_text(src.name, '<table>')}") from None
         # the warehouse file failing is E070, not the source
         schema = _untyped_schema(ad, src, binding)
         if schema is None or not _missing(src, schema):
@@ -381,13 +430,13 @@ def _folded_scan(con, relation: str, declared: list[str], splits: list[Split]) -
 
 def _error_summary(err: Exception) -> str:
     """The engine's first line, and the line that quotes the offending row if any."""
-    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
-    if not lines:
+    said = [line.strip() for line in lines(str(err)) if line.strip()]
+    if not said:
         return type(err).__name__
-    row = next((line for line in lines[1:] if line.lower().startswith(("original line",
-                                                                           "line:"))), None)
-    return lines[0] + (f" ({row})" if row else "")
+    row = next((line for line in said[1:] if line.lower().startswith(("original line",
+                                                                          "line:"))), None)
+    return said[0] + (f" ({row})" if row else "")
 
 
 def _first_line(err: Exception) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return first_line(str(err), type(err).__name__)

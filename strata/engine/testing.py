@@ -33,6 +33,7 @@ from strata.sqlgen.build import model_query
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.syntax import ast
+from strata.textsafe import first_line
 
 SOURCES, MODELS = "given_sources", "models"
 DIGITS = 12  # doubles agree when they agree to this many significant digits
@@ -373,5 +374,4 @@ def _json(value):
 
 
 def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+    return first_line(str(err), type(err).__name__)

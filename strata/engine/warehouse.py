@@ -37,7 +37,7 @@ from strata.engine.adapters import open_adapter
 from strata.engine.adapters.base import Adapter, Relation, engine_failure
 from strata.engine.adapters.duckdb import DuckDBAdapter
 from strata.engine.locations import DuckDBFile, Location, parse_location
-from strata.textsafe import escape_unprintable
+from strata.textsafe import escape_unprintable, first_line
 
 INTERNAL = "strata_internal"
 _HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
@@ -544,8 +544,7 @@ def file_failure(path: str, err: BaseException, blocks: bool = True) -> StrataEr
     trouble = _trouble(path, err, blocks)
     if trouble is None:
         return None
-    message = str(err)
-    first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
+    first = first_line(str(err), type(err).__name__)
     return _diagnosed(path, trouble, f"the engine said: {first}")
 
 

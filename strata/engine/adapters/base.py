@@ -33,7 +33,7 @@ from sqlglot import exp
 from dialects.base import Dialect
 from strata.diagnostics import StrataError, fail
 from strata.engine.fingerprints import EMPTY, RowHash
-from strata.textsafe import escape_unprintable
+from strata.textsafe import escape_unprintable, first_line
 
 INTERNAL = "strata_internal"
 LOCK_HINT = "wait for it to finish, or raise STRATA_LOCK_TIMEOUT (seconds) to wait longer"
@@ -183,7 +183,10 @@ class Adapter(ABC):
         try:
             yield
         except BaseException:
-            self.rollback()
+            try:
+                self.rollback()
+            except self.engine_errors():
+                pass  # the failure ended the transaction already: its error is the one
             raise
         self.commit()
 
@@ -495,7 +498,7 @@ def engine_failure(where: str, err: BaseException | str, secret: str | None = No
                    ) -> StrataError:
     """E070 for a location that cannot be reached, saying what the engine said (its
     first line, or the text given) with any secret the message might echo taken out."""
-    first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    first = first_line(str(err), type(err).__name__)
     if secret:
         first = first.replace(secret, "***")
     return fail("E070", f"cannot open the warehouse `{where}`: {first}", None,

@@ -206,6 +206,10 @@ class Entry:
     visible: bool = True  # reachable unqualified
     ambiguous: bool = False
     output: bool = True  # part of the output when there is no select
+    # brought by a join since the scope was last replaced (by `group`/`aggregate`,
+    # `select`, a set operation): a later join's column of the same name is ambiguous
+    # only against these, never against the scope's own columns (a grouped key)
+    joined: bool = False
 
 
 _CASE_NOTE = "SQL engines compare column names without case"
@@ -661,20 +665,20 @@ class ModelResolver:
             self._semi_join(step, ref, columns, alias)
             return
         left_names = {e.col.name for e in self.scope.entries if e.visible}
-        joined_names = {e.col.name: e for e in self.scope.entries
-                        if e.visible and e.col.qualifier not in (None, self.base.alias)}
+        own_names = {e.col.name for e in self.scope.entries if e.visible and not e.joined}
+        joined_names = {e.col.name: e for e in self.scope.entries if e.visible and e.joined}
         cols = [self.r.new_col(n, t, alias) for n, t in columns]
         self.scope.aliases.append(alias)
         for col in cols:
-            if col.name in joined_names and col.name not in self._base_names():
+            if col.name in joined_names and col.name not in own_names:
                 # two joined relations bring it, the left side does not: ambiguous
                 joined_names[col.name].ambiguous = True
                 joined_names[col.name].output = False
-                self.scope.add(col, ambiguous=True, output=False)
+                self.scope.add(col, ambiguous=True, output=False, joined=True)
             elif col.name in left_names:
-                self.scope.add(col, visible=False, output=False)
+                self.scope.add(col, visible=False, output=False, joined=True)
             else:
-                self.scope.add(col)
+                self.scope.add(col, joined=True)
         if step.kind == "cross":
             self.stages.append(JoinStage(ref, alias, exp.true(), False, True, cols, [],
                                          step.span, "cross"))
@@ -716,9 +720,6 @@ class ModelResolver:
         self.stages.append(SemiJoinStage(ref, alias, _inline(typed.node, self.defs),
                                          step.kind == "anti", cols))
         self._read(ref)
-
-    def _base_names(self) -> set[str]:
-        return {e.col.name for e in self.scope.entries if e.col.id in self.base_ids}
 
     def _expand(self, step: ast.Expand) -> None:
         self.phase = "post"

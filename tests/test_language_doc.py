@@ -80,6 +80,7 @@ KEYWORDLESS = {
     "relation": "Sub-pipelines: `(from X | step | ...)`",  # a name, or a sub-pipeline
     "pipeline": "Sub-pipelines: `(from X | step | ...)`",
     "select_star": "`select *`",
+    "select_rel_star": "`select rel.*`",
 }
 # Rules with nothing a user could look up.
 EXEMPT_RULES = {

@@ -130,3 +130,78 @@ model per_location {
 """
     assert diagnostics(models) == [
         ("E012", "ambiguous column `name`: it comes from `a` and `b`")]
+
+
+# ---------------------------------------------------------------- rel.*
+JOINED = """
+model m {
+  from orders
+  join locations as l on l.id = location_id
+  %s
+}
+"""
+
+
+def test_rel_star_selects_every_column_of_one_relation_hidden_ones_too():
+    rows = run_model(JOINED % "select l.*, amount\n  filter name = 'south'", "m")
+    # l.location_id is hidden behind orders.location_id in scope; l.* still has it
+    assert rows == [(2, 2, "south", 1), (2, 2, "south", 7)]
+    assert [c.name for c in module(JOINED % "select l.*, amount").plan("m").output] == \
+        ["id", "location_id", "name", "amount"]
+
+
+def test_rel_star_except_leaves_the_named_columns_out_and_may_end_a_select_after_items():
+    models = JOINED % "select l.name as place,\n    orders.* except location_id, amount, status"
+    assert [c.name for c in module(models).plan("m").output] == \
+        ["place", "id", "customer_id", "ordered_at"]
+    assert run_model(models.replace("status\n", "status\n  filter id = 1\n"), "m") == [
+        ("north", 1, 10, 1)]
+
+
+def test_rel_star_on_a_line_of_its_own_ends_the_select():
+    models = JOINED % "select orders.*\n  filter amount > 6"
+    assert [r[0] for r in run_model(models, "m")] == [2, 3]
+
+
+def test_rel_star_of_an_unknown_relation_is_e017_naming_the_relations_in_scope():
+    assert diagnostics(JOINED % "select x.*") == [
+        ("E017", "unknown relation `x` in `select x.*`")]
+    found = module(JOINED % "select x.*").diagnostics[0]
+    assert found.hint == "relations here: orders, l"
+    assert (found.span.line, found.span.column) == (15, 10)
+
+
+def test_rel_star_except_an_unknown_column_is_e011_at_that_name():
+    found = module(JOINED % "select l.* except nope").diagnostics
+    assert [(d.code, d.message) for d in found] == [
+        ("E011", "unknown column `nope` in `select l.* except` of model `m`")]
+    assert (found[0].span.line, found[0].span.column) == (15, 21)
+
+
+def test_star_then_a_joined_column_of_the_same_name_says_which_items_clash():
+    found = module(JOINED % "select *, l.location_id").diagnostics
+    assert [(d.code, d.message) for d in found] == [
+        ("E015", "`l.location_id` is named like the column `location_id` (of `orders`) that "
+                 "`*` selects")]
+    assert found[0].hint == ("name it: `l.location_id as l_location_id`, or select it first "
+                             "and leave the other out: `select l.location_id, * except "
+                             "location_id`")
+    # and what the hint says compiles, to the joined relation's value
+    assert run_model(JOINED % "select l.location_id, * except location_id\n"
+                     "  filter id = 1", "m")[0][:2] == (1, 1)
+
+
+def test_star_then_the_same_column_again_says_star_selects_it_already():
+    assert diagnostics(JOINED % "select *, id") == [
+        ("E015", "column `id` is already selected by `*`")]
+
+
+def test_two_relation_stars_sharing_a_name_point_at_the_second_star():
+    found = module(JOINED % "select orders.*, l.* except name").diagnostics
+    assert [(d.code, d.message) for d in found] == [
+        ("E015", "`l.*` selects `l.id`, named like the column `id` (of `orders`) that "
+                 "`orders.*` selects"),
+        ("E015", "`l.*` selects `l.location_id`, named like the column `location_id` (of "
+                 "`orders`) that `orders.*` selects")]
+    assert run_model(JOINED % "select orders.*, l.* except id, location_id\n"
+                     "  filter id = 7", "m") == [(7, 30, 3, None, "paid", 5, "east")]

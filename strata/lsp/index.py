@@ -293,8 +293,10 @@ class _Walker:
         out: list[ColumnIn] = []
         for item in step.items:
             if isinstance(item.expr, ast.Star):
+                star = item.expr
                 out.extend(ColumnIn(c.definition, c.qualifier) for c in scope
-                           if c.visible and c.definition.name not in step.exclude)
+                           if (c.qualifier == star.relation if star.relation is not None
+                               else c.visible) and c.definition.name not in star.exclude)
                 continue
             typ = self._expr(item.expr, scope, aliases)
             if item.alias is None and isinstance(item.expr, ast.Column):

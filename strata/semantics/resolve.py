@@ -790,18 +790,36 @@ class ModelResolver:
             self.scope.add(col)
         self.stages.append(DeriveStage(items))
 
-    def _star_items(self, step: ast.Select, star: ast.Star) -> list[ast.SelectItem]:
-        """`*`: every output column in scope, as `select` items (less `except` ones)."""
-        cols = self.scope.output_cols()
+    def _star_items(self, star: ast.Star) -> list[ast.SelectItem]:
+        """`*`: every output column in scope; `rel.*`: every column of `rel`, hidden
+        ones too; as `select` items, less the `except` ones."""
+        shown = f"{star.relation}.*" if star.relation is not None else "*"
+        if star.relation is None:
+            cols = self.scope.output_cols()
+        elif star.relation not in self.scope.aliases:
+            self.error("E017", f"unknown relation `{star.relation}` in `select {shown}`",
+                       star.relation_span or star.span,
+                       did_you_mean(star.relation, self.scope.aliases)
+                       or (f"relations here: {', '.join(self.scope.aliases)}"
+                           if self.scope.aliases else
+                           "no relation is in scope here: a `select` or `group` before "
+                           "this one replaced them with its own columns"))
+            return []
+        else:
+            cols = [e.col for e in self.scope.entries if e.col.qualifier == star.relation]
         names = [c.name for c in cols]
-        for name in step.exclude:
+        spans = star.exclude_spans or (star.span,) * len(star.exclude)
+        for name, span in zip(star.exclude, spans):
             if name not in names:
-                self.error("E011", f"unknown column `{name}` in `select * except` of model "
-                           f"`{self.decl.name}`", step.span, did_you_mean(name, names))
-        excluded = set(step.exclude)
+                self.error("E011", f"unknown column `{name}` in `select {shown} except` of "
+                           f"model `{self.decl.name}`", span, did_you_mean(name, names))
+        excluded = set(star.exclude)
         if excluded and excluded >= set(names):
-            self.error("E054", "`select * except` leaves no column", step.span,
+            self.error("E054", f"`select {shown} except` leaves no column", star.span,
                        "keep at least one column")
+        if star.relation is not None:
+            return [ast.SelectItem(ast.Column(c.name, c.qualifier, star.span), None, star.span)
+                    for c in cols if c.name not in excluded]
         return [ast.SelectItem(ast.Column(c.name, c.qualifier if c.qualifier and
                                           not self.scope.visible(c.name) else None, star.span),
                                None, star.span)
@@ -809,27 +827,28 @@ class ModelResolver:
 
     def _select(self, step: ast.Select) -> None:
         items = []
-        names: dict[str, str] = {}
+        # case-folded name -> (the name, what selected it, the column it reads or None)
+        names: dict[str, tuple[str, ast.Star | ast.SelectItem, Col | None]] = {}
         new_scope = Scope(aliases=[])
-        written = []
+        written: list[tuple[ast.SelectItem, ast.Star | None]] = []
         for item in step.items:
             if isinstance(item.expr, ast.Star):
-                written.extend(self._star_items(step, item.expr))
+                written.extend((i, item.expr) for i in self._star_items(item.expr))
             else:
-                written.append(item)
-        for item in written:
+                written.append((item, None))
+        for item, star in written:
             typed = self.typer("select").type(item.expr)
             name = item.alias or (item.expr.name if isinstance(item.expr, ast.Column) else None)
             if name is None:
                 self.error("E054", "a computed `select` item needs a name", item.span,
                            "add `as name`, or compute it with `derive`")
                 continue
+            found = self.scope.lookup(item.expr) if isinstance(item.expr, ast.Column) else None
+            read = found if isinstance(found, Col) else None
             if name.lower() in names and typed.type != ERROR:
-                message, hint = _duplicate(name, names[name.lower()], "is selected twice",
-                                           hint="rename one with `as`")
-                self.error("E015", message, item.span, hint)
+                self._selected_twice(item, star, name, read, names[name.lower()])
                 continue
-            names[name.lower()] = name
+            names[name.lower()] = (name, star or item, read)
             col = self.r.new_col(name, typed.type)
             node = _inline(typed.node, self.defs)
             self.defs[col.id] = node
@@ -839,6 +858,47 @@ class ModelResolver:
         self.scope = new_scope
         self.selected = True
         self.sort = None  # the select may drop what the sort reads
+
+    def _selected_twice(self, item: ast.SelectItem, star: ast.Star | None, name: str,
+                        read: Col | None, first: tuple[str, ast.Star | ast.SelectItem,
+                                                      Col | None]) -> None:
+        """E015 for a `select` naming two columns alike, saying which items did: a `*`
+        selects columns the author never wrote, so "selected twice" alone misleads."""
+        other, by, other_read = first
+        if star is None and not isinstance(by, ast.Star):
+            message, hint = _duplicate(name, other, "is selected twice",
+                                       hint="rename one with `as`")
+            self.error("E015", message, item.span, hint)
+            return
+        case = "" if other == name else f" ({_CASE_NOTE})"
+        of = f" (of `{other_read.qualifier}`)" if other_read is not None and \
+            other_read.qualifier else ""
+        if star is None:  # an item after a `*` that selected the name already
+            shown = "*" if by.relation is None else f"{by.relation}.*"
+            if read is not None and other_read is not None and read.id == other_read.id:
+                self.error("E015", f"column `{name}` is already selected by `{shown}`",
+                           item.span, f"leave it out, or select a copy under another name: "
+                           f"`{_written(item)} as {name}_2`")
+                return
+            self.error("E015", f"`{_written(item)}` is named like the column `{other}`{of} "
+                       f"that `{shown}` selects{case}", item.span,
+                       f"name it: `{_written(item)} as {_suggested(item, name)}`, or select it "
+                       f"first and leave the other out: `select {_written(item)}, {shown} "
+                       f"except {other}`")
+            return
+        shown = "*" if star.relation is None else f"{star.relation}.*"
+        if isinstance(by, ast.Star):
+            first_shown = "*" if by.relation is None else f"{by.relation}.*"
+            what = "selects" if first_shown != shown else "selects already"
+            self.error("E015", f"`{shown}` selects `{_written(item)}`, named like the column "
+                       f"`{other}`{of} that `{first_shown}` {what}{case}", star.span,
+                       f"leave one out: `{shown} except {name}` (as the last item), or "
+                       f"select it under another name: `{_written(item)} as "
+                       f"{_suggested(item, name)}`")
+            return
+        self.error("E015", f"`{shown}` selects `{_written(item)}`, named like `{other}` "
+                   f"selected before it{case}", star.span,
+                   f"leave it out: `{shown} except {name}` (as the last item)")
 
     def _setop(self, step: ast.SetOp) -> None:
         self.phase = "post"
@@ -1047,6 +1107,22 @@ class ModelResolver:
 
     def _output(self) -> list[Col]:
         return self.scope.output_cols()
+
+
+def _written(item: ast.SelectItem) -> str:
+    """A select item as a message quotes it: `o.id`, `id`, or its alias."""
+    expr = item.expr
+    if isinstance(expr, ast.Column):
+        return f"{expr.qualifier}.{expr.name}" if expr.qualifier else expr.name
+    return item.alias or "..."
+
+
+def _suggested(item: ast.SelectItem, name: str) -> str:
+    """A new name for a select item that clashes: its relation's name before it."""
+    expr = item.expr
+    if isinstance(expr, ast.Column) and expr.qualifier:
+        return f"{expr.qualifier}_{name}"
+    return f"{name}_2"
 
 
 def _inline(node: exp.Expression, defs: dict[int, exp.Expression]) -> exp.Expression:

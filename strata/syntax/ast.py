@@ -232,9 +232,8 @@ class Derive:
 
 @dataclass(frozen=True)
 class Select:
-    items: tuple[SelectItem, ...]  # an item whose expr is a Star: every column in scope
+    items: tuple[SelectItem, ...]  # an item whose expr is a Star: columns in scope
     span: Span
-    exclude: tuple[str, ...] = ()  # `select * except a, b`
 
 
 @dataclass(frozen=True)
@@ -246,9 +245,14 @@ class SetOp:
 
 @dataclass(frozen=True)
 class Star:
-    """`*` in `select`: every column in scope, in order."""
+    """`*` in `select`: every column in scope, in order; `rel.*`: every column of the
+    relation `rel` (hidden ones too); either `except` the names after it."""
 
     span: Span
+    relation: str | None = None  # `rel.*`
+    exclude: tuple[str, ...] = ()  # `* except a, b`
+    exclude_spans: tuple[Span, ...] = field(default=(), compare=False)
+    relation_span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

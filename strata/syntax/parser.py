@@ -83,10 +83,10 @@ class SeparatorPostLex:
             elif kind in _CLOSE:
                 brackets = max(0, brackets - 1)
             # `>` may close `list<T>` at the end of a line; it never continues one;
-            # nor does the `*` of `select *` (an item, not a product).
+            # nor does the `*` of `select *` or `select o.*` (an item, not a product).
             if kind == "CMP_OP" and tok == ">":
                 kind = "GT"
-            elif kind == "STAR" and prev in ("SELECT", "COMMA"):
+            elif kind == "STAR" and prev in ("SELECT", "COMMA", "DOT"):
                 kind = "STAR_ITEM"
             prev = kind
             yield tok
@@ -302,11 +302,22 @@ class _ToAst(Transformer):
     def select_star(self, meta, children):
         return ast.SelectItem(ast.Star(self.S(meta)), None, self.S(meta))
 
-    def select_except(self, meta, children):
-        star, _kw, *names = children
-        item = ast.SelectItem(ast.Star(_tok_span(self.file, star)), None,
-                              _tok_span(self.file, star))
-        return ast.Select((item,), self.S(meta), tuple(str(n) for n in names))
+    def select_rel_star(self, meta, children):
+        relation = children[0]
+        return ast.SelectItem(ast.Star(self.S(meta), relation, relation_span=relation.span),
+                              None, self.S(meta))
+
+    def star_except(self, meta, children):
+        relation = children[0] if isinstance(children[0], _Name) else None
+        star = next(c for c in children if isinstance(c, Token) and c.type == "STAR")
+        names = [c for c in children[children.index(star) + 2:] if isinstance(c, _Name)]
+        end = _tok_span(self.file, star)
+        start = relation.span if relation is not None else end
+        span = Span(self.file, start.line, start.column, end.end_line, end.end_column)
+        star_node = ast.Star(span, relation, tuple(str(n) for n in names),
+                             tuple(n.span for n in names),
+                             relation.span if relation is not None else None)
+        return ast.SelectItem(star_node, None, self.S(meta))
 
     def setop_step(self, meta, children):
         return ast.SetOp(str(children[0]), _relation(children[1]), self.S(meta))

@@ -198,4 +198,10 @@ CATALOGUE: dict[str, tuple[str, str]] = {
              "sql_snapshots/duckdb committed as a link to another folder"),
     "E140": ("publication waited too long for sessions reading the warehouse",
              "PostgreSQL: a session idle in a transaction after reading main.v_orders"),
+    "E174": ("a function named like a built-in function", "fn sum(x: int) -> int = x"),
+    "E175": ("a function that calls itself, directly or through others",
+             "fn f(x: int) -> int = f(x - 1)"),
+    "E176": ("a function's body does not fit its declared return type",
+             "fn f(x: int) -> int = 'a'"),
+    "E177": ("a function's parameter declared twice", "fn f(x: int, x: text) -> int = 1"),
 }

@@ -188,6 +188,11 @@ CASES = [
     Case("E118", "model m {\n  from orders\n  select id, updated_at\n  incremental\n"
          "  merge_strategy: append\n  cdc_column: updated_at\n  lookback: 3 days\n}\n",
          7, 3, "lookback: 3 days"),
+    # issue 40: functions of the module
+    Case("E174", "fn sum(x: int) -> int = x\n", 1, 4, "sum"),
+    Case("E175", "fn f(x: int) -> int = f(x - 1)\n", 1, 23, "f(x - 1)"),
+    Case("E176", "fn f(x: int) -> int = 'a'\n", 1, 23, "'a'"),
+    Case("E177", "fn f(x: int, x: text) -> int = 1\n", 1, 14, "x"),
 ]
 
 # Codes that come from the file system or a command option, not from module text;

@@ -81,6 +81,7 @@ KEYWORDLESS = {
     "pipeline": "Sub-pipelines: `(from X | step | ...)`",
     "select_star": "`select *`",
     "select_rel_star": "`select rel.*`",
+    "param": "`fn name(p: type, ...) -> type = expr`",
 }
 # Rules with nothing a user could look up.
 EXEMPT_RULES = {

@@ -7,10 +7,14 @@ Each test compiles real modules and runs the SQL on a real DuckDB; no mocks."""
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 import duckdb
 
 from strata.compiler import compile_statements
-from strata.semantics.resolve import load_text
+from strata.semantics import types as T
+from strata.semantics.resolve import load_module, load_text
 
 SHOP = """\
 source orders {
@@ -49,6 +53,11 @@ def sql_of(models: str, model: str, dialect: str = "duckdb") -> str:
     loaded = module(models)
     assert not loaded.diagnostics, loaded.diagnostics
     return next(s.sql for s in compile_statements(loaded, dialect) if s.model == model)
+
+
+def flat(sql: str) -> str:
+    """The SQL on one line, without the pretty-printer's breaks inside brackets."""
+    return re.sub(r"\s+", " ", sql).replace("( ", "(").replace(" )", ")")
 
 
 def run_model(models: str, model: str, ordered: bool = False) -> list[tuple]:
@@ -205,3 +214,143 @@ def test_two_relation_stars_sharing_a_name_point_at_the_second_star():
                  "`orders`) that `orders.*` selects")]
     assert run_model(JOINED % "select orders.*, l.* except id, location_id\n"
                      "  filter id = 7", "m") == [(7, 30, 3, None, "paid", 5, "east")]
+
+
+# ---------------------------------------------------------------- fn
+def test_a_function_is_inlined_where_it_is_called_and_casts_to_its_return_type():
+    models = """
+fn cents_to_dollars(cents: int) -> decimal(16, 2) = cents / 100
+model m {
+  from orders
+  derive d = cents_to_dollars(id * 125 + 1)
+  select id, d
+}
+"""
+    sql = sql_of(models, "m")
+    # the body over the argument, in parentheses, cast to the declared type
+    assert "CAST((base.id * 125 + 1) / 100 AS DECIMAL(16, 2)) AS d" in flat(sql)
+    rows = run_model(models, "m")
+    assert rows[:3] == [(1, Decimal("1.26")), (2, Decimal("2.51")), (3, Decimal("3.76"))]
+    assert module(models).plan("m").output[1].type == T.decimal(16, 2)
+
+
+def test_a_function_declared_in_another_file_is_usable_in_every_model_of_the_module(tmp_path):
+    (tmp_path / "sources.strata").write_text(SHOP)
+    (tmp_path / "functions.strata").write_text(
+        "-- money\nfn net(x: decimal(16, 2), rate: double) -> decimal(16, 2) =\n"
+        "  x * (1 - rate)\n")
+    (tmp_path / "models.strata").write_text(
+        "model a {\n  from orders\n  derive n = net(amount, 0.25)\n  select id, n\n}\n"
+        "model b {\n  from a\n  group id\n  aggregate total = net(sum(n), 0.5)\n}\n")
+    loaded = load_module(tmp_path)
+    assert not loaded.diagnostics
+    assert loaded.functions["net"].signature == \
+        "fn net(x: decimal(16, 2), rate: double) -> decimal(16, 2)"
+    con = duckdb.connect()
+    con.execute(SHOP_DATA)
+    for statement in compile_statements(loaded, "duckdb"):
+        con.execute(f"CREATE VIEW v_{statement.model} AS {statement.sql}")
+    assert con.execute("SELECT n FROM v_a WHERE id = 2").fetchall() == [(Decimal("5.25"),)]
+    assert con.execute("SELECT total FROM v_b WHERE id = 2").fetchall() == [
+        (Decimal("2.63"),)]
+
+
+def test_an_argument_is_widened_to_its_parameter_type_but_never_narrowed():
+    models = """
+fn half(x: double) -> double = x / 2
+fn whole(x: int) -> int = x
+model m {
+  from orders
+  derive h = half(location_id), w = whole(amount)
+}
+"""
+    assert diagnostics(models) == [
+        ("E031", "`whole`: argument 1 is decimal(12, 2), but parameter `x` is int")]
+    found = module(models).diagnostics[0]
+    assert found.hint == "cast it: `cast(... as int)` (`fn whole(x: int) -> int`)"
+    ok = models.replace("whole(amount)", "whole(cast(amount as int))")
+    assert "CAST(base.location_id AS DOUBLE) / 2" in flat(sql_of(ok, "m"))
+
+
+def test_calling_a_function_with_the_wrong_number_of_arguments_is_e031_with_its_signature():
+    models = "fn two(a: int, b: int) -> int = a + b\n" \
+             "model m {\n  from orders\n  derive x = two(id)\n}\n"
+    found = module(models).diagnostics
+    assert [(d.code, d.message) for d in found] == [
+        ("E031", "`two` takes 2 argument(s), found 1")]
+    assert found[0].hint == "`fn two(a: int, b: int) -> int`, at shop.strata:11:4"
+
+
+def test_an_unknown_function_suggests_the_modules_own_functions():
+    models = "fn net_amount(a: int) -> int = a\n" \
+             "model m {\n  from orders\n  derive x = net_amont(id)\n}\n"
+    found = module(models).diagnostics
+    assert [(d.code, d.hint) for d in found] == [("E016", "did you mean `net_amount`?")]
+
+
+def test_a_function_body_reads_its_parameters_only_and_aggregates_nothing():
+    assert diagnostics("fn f(x: int) -> int = x + amount\n") == [
+        ("E011", "unknown column `amount` in function `f`")]
+    assert diagnostics("fn f(x: int) -> int = sum(x)\n") == [
+        ("E033", "aggregate `sum` outside `aggregate`")]
+    assert diagnostics("fn f(x: int) -> int = row_number()\n") == [
+        ("E097", "window function `row_number()` outside a window")]
+
+
+def test_a_function_may_call_one_declared_after_it_but_never_itself():
+    models = """
+fn outer(x: int) -> int = inner(x) * 10
+fn inner(x: int) -> int = x + 1
+model m {
+  from orders
+  derive y = outer(id)
+  select id, y
+}
+"""
+    assert run_model(models, "m")[0] == (1, 20)
+    assert diagnostics("fn f(x: int) -> int = case when x > 0 then f(x - 1) else 0 end\n") \
+        == [("E175", "function `f` calls itself")]
+    assert diagnostics("fn f(x: int) -> int = g(x)\nfn g(x: int) -> int = h(x)\n"
+                       "fn h(x: int) -> int = f(x)\n") == [
+        ("E175", "functions call each other: f -> g -> h -> f")]
+
+
+def test_a_function_whose_body_does_not_convert_to_its_return_type_is_e176():
+    assert diagnostics("fn f(x: date) -> int = x\n") == [
+        ("E176", "the body of `f` is date, but it returns int")]
+    # a number converts to any number, a date to a timestamp: the body is cast
+    loaded = module("fn f(x: date) -> timestamp = x\nfn g(x: double) -> int = x\n")
+    assert not loaded.diagnostics
+    assert set(loaded.functions) == {"f", "g"}
+
+
+def test_a_function_may_not_take_a_built_in_name():
+    for name in ("sum", "round", "row_number", "now", "cast", "run_date"):
+        assert diagnostics(f"fn {name}(x: int) -> int = x\n") == [
+            ("E174", f"function `{name}` has the name of a built-in function")], name
+
+
+def test_a_call_of_a_broken_function_says_nothing_more():
+    models = "fn f(x: int) -> int = x + nope\nmodel m {\n  from orders\n  derive y = f(id)\n}\n"
+    assert diagnostics(models) == [("E011", "unknown column `nope` in function `f`")]
+
+
+def test_a_function_reading_the_runs_clock_makes_its_callers_read_it():
+    models = """
+fn age_days(d: date) -> int = date_diff('day', d, run_date())
+model m {
+  from orders
+  derive a = age_days(date '2024-01-01')
+}
+"""
+    assert module(models).plan("m").clock == frozenset({"run_date"})
+    assert diagnostics(models.replace("derive a = age_days(date '2024-01-01')",
+                                      "pin holds age_days(date '2024-01-01') > 0"))[0][0] \
+        == "E032"
+
+
+def test_a_function_works_in_a_pin():
+    models = "fn positive(x: decimal(12, 2)) -> bool = x > 0\n" \
+             "model m {\n  from orders\n  filter amount is not null\n" \
+             "  pin holds positive(amount)\n}\n"
+    assert not module(models).diagnostics

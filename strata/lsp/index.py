@@ -360,7 +360,7 @@ class _Walker:
             return Col(col_id, ref.name, found.definition.type or ERROR, found.qualifier)
 
         ctx = ExprContext(lookup, "lsp", allow_aggregate=aggregate or over, over=over,
-                          diagnostics=[])
+                          diagnostics=[], functions=self.index.module.functions)
         try:
             return ExpressionTyper(ctx).type(expr).type
         except (RecursionError, KeyError, TypeError, ValueError, AttributeError):

@@ -44,6 +44,7 @@ from strata.semantics import types as T
 from strata.semantics import windows as W
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
+from strata.semantics.userfunctions import KEYWORD_CALLS, Definitions
 from strata.syntax import ast
 from strata.syntax.cache import parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text
@@ -303,12 +304,14 @@ class Resolver:
         self.files = files
         self.diags = module.diagnostics
         self.ids = itertools.count(1)
+        self.functions = Definitions({}, lambda: next(self.ids), self.diags)
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, message, span, hint))
 
     def run(self) -> None:
         self._collect()
+        self.module.functions = self.functions.all()
         order = self._graph()
         for name in order:
             info = self.module.models[name]
@@ -335,7 +338,10 @@ class Resolver:
                 kind = type(decl).__name__.replace("Decl", "").lower()
                 # sources and models name tables and views: SQL engines compare those
                 # without case, so `Totals` and `totals` would be one table
-                key = decl.name.lower() if kind != "test" else "test " + decl.name
+                key = decl.name.lower() if kind not in ("test", "function") else \
+                    f"{kind} {decl.name}"
+                if kind == "function" and self._shadows(decl):
+                    continue
                 if key in seen:
                     name, first = seen[key]
                     what = (f"`{decl.name}` is declared twice" if name == decl.name else
@@ -349,8 +355,21 @@ class Resolver:
                     self._source(decl, base_dir)
                 elif isinstance(decl, ast.ModelDecl):
                     self.module.models[decl.name] = ModelInfo(decl.name, decl, None, [], [])
+                elif isinstance(decl, ast.FunctionDecl):
+                    self.functions.decls[decl.name] = decl
                 else:
                     self.module.tests[decl.name] = decl
+
+    def _shadows(self, decl: ast.FunctionDecl) -> bool:
+        """E174 when a `fn` takes the name of a built-in function: every call of that
+        name would mean one of the two."""
+        name = decl.name
+        builtin = name in F.CATALOGUE or name in W.WINDOW_FUNCTIONS or \
+            name in F.NON_DETERMINISTIC or name in KEYWORD_CALLS
+        if builtin:
+            self.error("E174", f"function `{name}` has the name of a built-in function",
+                       decl.name_span, f"name it otherwise, e.g. `my_{name}`")
+        return builtin
 
     def _source(self, decl: ast.SourceDecl, base_dir: Path) -> None:
         columns: list[tuple[str, T.Type]] = []
@@ -503,7 +522,7 @@ class ModelResolver:
         scope = self.scope  # the scope as it is now: steps replace self.scope later
         return ExpressionTyper(ExprContext(lambda ref: self.lookup(scope, ref), where,
                                            diagnostics=self.r.diags, clock=self.clock,
-                                           **kw))
+                                           functions=self.r.functions, **kw))
 
     def lookup(self, scope: Scope, ref: ast.Column) -> Col | Diagnostic:
         """`scope.lookup`, naming the model in an unknown-column error (SPEC §4)."""
@@ -630,7 +649,8 @@ class ModelResolver:
         base_scope = Scope([e for e in self.scope.entries if e.col.id in self.base_ids],
                            [self.base.alias])
         typer = ExpressionTyper(ExprContext(lambda ref: self.lookup(base_scope, ref), where,
-                                            diagnostics=self.r.diags, clock=self.clock))
+                                            diagnostics=self.r.diags, clock=self.clock,
+                                            functions=self.r.functions))
         return typer.type(expr)
 
     def _filter(self, step: ast.Filter) -> None:
@@ -707,7 +727,8 @@ class ModelResolver:
         for col in cols:
             on_scope.add(col, visible=col.name not in visible, output=False)
         typer = ExpressionTyper(ExprContext(lambda r: self.lookup(on_scope, r), "join",
-                                            diagnostics=self.r.diags, clock=self.clock))
+                                            diagnostics=self.r.diags, clock=self.clock,
+                                            functions=self.r.functions))
         typed = typer.type(step.on)
         if typed.type not in (T.BOOL, T.NULL, ERROR):
             self.error("E034", f"a join condition must be boolean, found {typed.type}",

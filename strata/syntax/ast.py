@@ -384,7 +384,27 @@ class TestDecl:
     name_span: Span
 
 
-Declaration = SourceDecl | ModelDecl | TestDecl
+# ---- functions
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: TypeRef
+    span: Span
+
+
+@dataclass(frozen=True)
+class FunctionDecl:
+    """`fn name(p: type, ...) -> type = expr`: an expression over its parameters."""
+
+    name: str
+    params: tuple[Param, ...]
+    returns: TypeRef
+    body: Expr
+    span: Span
+    name_span: Span
+
+
+Declaration = SourceDecl | ModelDecl | TestDecl | FunctionDecl
 
 
 @dataclass(frozen=True)

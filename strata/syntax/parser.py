@@ -236,6 +236,16 @@ class _ToAst(Transformer):
         name, *blocks = children
         return ast.TestDecl(str(name), tuple(blocks), self.S(meta), name.span)
 
+    def function(self, meta, children):
+        name, *rest = children
+        params = tuple(c for c in rest if isinstance(c, ast.Param))
+        returns = next(c for c in rest if isinstance(c, ast.TypeRef))
+        return ast.FunctionDecl(str(name), params, returns, rest[-1], self.S(meta), name.span)
+
+    def param(self, meta, children):
+        name, typ = children
+        return ast.Param(str(name), typ, name.span)
+
     def rows_block(self, meta, children):
         kind, relation, header, *rows = children
         return ast.RowsBlock(str(kind), str(relation), tuple(header), tuple(r[0] for r in rows),
@@ -819,7 +829,7 @@ def _transform(transformer: _ToAst, file: str, decl: Tree):
 
 # Where a declaration may start when the text is cut into declarations after a
 # syntax error: a line that begins (column 1) with a declaration keyword.
-_DECLARATION_START = re.compile(r"^(?:source|model|test)\b", re.MULTILINE)
+_DECLARATION_START = re.compile(r"^(?:source|model|test|fn)\b", re.MULTILINE)
 
 
 def _syntax_errors(file: str, text: str, err: UnexpectedInput) -> list[Diagnostic]:

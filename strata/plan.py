@@ -41,6 +41,8 @@ class RelationRef:
     # an inline relation's plan; not part of its identity (it is never in `reads`:
     # the relations it reads are)
     plan: Plan | None = field(default=None, compare=False, hash=False, repr=False)
+    # an inline relation named by `with`: every read of it is one CTE of that name
+    shared: bool = field(default=False, compare=False, hash=False)
 
 
 @dataclass

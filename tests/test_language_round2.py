@@ -354,3 +354,83 @@ def test_a_function_works_in_a_pin():
              "model m {\n  from orders\n  filter amount is not null\n" \
              "  pin holds positive(amount)\n}\n"
     assert not module(models).diagnostics
+
+
+# ---------------------------------------------------------------- with
+WITH_MODEL = """
+model location_report {
+  with paid = (from orders | filter status = 'paid')
+  with big = (from paid | filter amount >= 5)
+  from locations
+  join_left (from paid | group location_id | aggregate n = count()) as counts
+    on counts.location_id = location_id
+  join_left (from big | group location_id | aggregate total = sum(amount)) as totals
+    on totals.location_id = location_id
+  select name, counts.n, totals.total
+}
+"""
+
+
+def test_a_with_relation_read_twice_is_one_cte_of_its_name():
+    sql = sql_of(WITH_MODEL, "location_report")
+    assert sql.count("paid AS (") == 1 and sql.count("FROM orders") == 1
+    assert sql.count("FROM paid") == 2  # the sub-pipeline, and `big`
+    assert run_model(WITH_MODEL, "location_report") == [
+        ("east", 1, None), ("north", 3, Decimal("12.00")), ("south", 1, None)]
+
+
+def test_a_with_relation_is_one_cte_in_every_dialect():
+    for dialect in ("duckdb", "postgres", "snowflake", "bigquery", "spark", "trino"):
+        sql = flat(sql_of(WITH_MODEL, "location_report", dialect)).replace("`", "")
+        assert sql.count(" paid AS (") == 1 and sql.count("FROM orders") == 1, dialect
+
+
+def test_a_with_relation_is_read_by_from_join_and_union():
+    models = """
+model m {
+  with cheap = (from orders | filter amount < 3 | select id, amount)
+  from cheap
+  join cheap as again on again.id = id
+  select id, again.amount
+  union cheap
+}
+"""
+    sql = sql_of(models, "m")
+    assert sql.count("cheap AS (") == 1
+    assert run_model(models, "m") == [(4, Decimal("1.00")), (4, Decimal("1.00")),
+                                      (5, Decimal("2.50")), (5, Decimal("2.50"))]
+
+
+def test_a_with_may_read_one_written_below_it():
+    models = """
+model m {
+  with b = (from a | filter id > 5)
+  with a = (from orders | select id)
+  from b
+}
+"""
+    assert run_model(models, "m") == [(6,), (7,)]
+
+
+def test_a_with_relation_is_the_models_own_and_other_models_cannot_read_it():
+    models = WITH_MODEL + "model other {\n  from paid\n}\n"
+    assert diagnostics(models) == [("E010", "unknown source or model `paid`")]
+
+
+def test_with_errors_are_coded():
+    assert diagnostics("model m {\n  with orders = (from customers)\n  from orders\n}\n") == [
+        ("E170", "`with orders` has the name of a source of the module")]
+    assert diagnostics("model m {\n  with a = (from orders)\n  from customers\n}\n") == [
+        ("E171", "`with a` is never read in model `m`")]
+    assert diagnostics("model m {\n  with a = (from b)\n  with b = (from c)\n"
+                       "  with c = (from a | filter id > 0)\n  from a\n}\n") == [
+        ("E172", "`with` relations read each other: a -> b -> c -> a")]
+    assert diagnostics("model m {\n  from orders\n  with a = (from orders)\n"
+                       "  join a as x on x.id = id\n}\n") == [
+        ("E173", "`with a` after the first step of model `m`")]
+
+
+def test_an_unread_with_that_has_errors_says_its_errors_only():
+    assert diagnostics("model m {\n  with a = (from orders | filter nope > 0)\n"
+                       "  from orders\n}\n") == [
+        ("E011", "unknown column `nope` in model `m`")]

@@ -391,15 +391,18 @@ class Resolver:
 
     # ------------------------------------------------------------ graph
     def _relations(self, decl: ast.ModelDecl) -> list[tuple[str, Span]]:
-        """Every relation the model reads by name, sub-pipelines' included."""
+        """Every relation the model reads by name, sub-pipelines' and `with`s'
+        included (a `with`'s own name is the model's, not the module's)."""
         out = []
-        stack = list(reversed(decl.steps))
+        withs = {w.name for w in decl.withs}
+        stack = list(reversed([*(s for w in decl.withs for s in w.pipeline.steps),
+                               *decl.steps]))
         while stack:
             step = stack.pop()
             if isinstance(step, (ast.From, ast.Join, ast.SetOp)):
                 if isinstance(step.relation, ast.Pipeline):
                     stack.extend(reversed(step.relation.steps))
-                else:
+                elif step.relation not in withs:
                     out.append((step.relation, step.span))
         # `pin references` reads the referenced relation: it is built (and checked) first
         out += [(p.relation, p.span) for p in decl.pins
@@ -499,10 +502,13 @@ class Resolver:
 class ModelResolver:
     """Walks one model's steps, keeping the scope, and builds its Plan."""
 
-    def __init__(self, resolver: Resolver, decl: ast.ModelDecl, inline: bool = False):
+    def __init__(self, resolver: Resolver, decl: ast.ModelDecl, inline: bool = False,
+                 withs: Withs | None = None):
         self.r = resolver
         self.decl = decl
         self.inline = inline  # a sub-pipeline: no properties or pins of its own
+        # the model's `with` relations, shared by its sub-pipelines
+        self.withs = withs if withs is not None else Withs(self, decl.withs)
         self.sort: list[OrderKey] | None = None  # the order `take` keeps rows in
         self.inlines = 0  # sub-pipelines named so far (their CTE names)
         self.scope = Scope()
@@ -514,6 +520,9 @@ class ModelResolver:
         self.phase = "base"  # until the first join, expand, group or set operation
         self.selected = False  # a `select` replaced the scope (no `let` after it)
         self.defs: dict[int, exp.Expression] = {}  # computed col id -> its expression
+        # a relation read has errors (said already): its columns are unknown, so an
+        # unknown column says nothing more
+        self.broken = False
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.r.error(code, message, span, hint)
@@ -532,6 +541,8 @@ class ModelResolver:
             # `current_date` as SQL writes it: a function without parentheses
             return Diagnostic("E032", f"`{ref.name}` is not deterministic", ref.span,
                               F.CLOCK_HINT)
+        if isinstance(found, Diagnostic) and found.code == "E011" and self.broken:
+            return self.r.new_col(ref.name, ERROR, ref.qualifier)
         if isinstance(found, Diagnostic) and found.code == "E011":
             found = replace(found, message=f"{found.message} in model `{self.decl.name}`")
         return found
@@ -548,6 +559,8 @@ class ModelResolver:
             self.error("E050", f"model `{self.decl.name}` must start with `from`", span,
                        "write `from <source or model>` as the first step")
             return None
+        if not self.inline:
+            self.withs.check_places(steps[0])
         self._from(steps[0])
         step_list = list(steps[1:])
         i = 0
@@ -580,6 +593,8 @@ class ModelResolver:
                 getattr(self, "_" + type(step).__name__.lower())(step)
             i += 1
         output = self._output()
+        if not self.inline:
+            self.withs.finish()
         plan = Plan(self.decl.name, self.base, self.stages, output, self.reads,
                     clock=frozenset(self.clock))
         if self.inline:
@@ -590,7 +605,7 @@ class ModelResolver:
     # ------------------------------------------------------------ steps
     def _from(self, step: ast.From) -> None:
         alias = step.alias or (step.relation if isinstance(step.relation, str) else "sub")
-        ref, columns = self._relation(step.relation, alias)
+        ref, columns = self._relation(step.relation, alias, step.span)
         cols = [self.r.new_col(n, t, alias) for n, t in columns]
         self.base = BaseScope(ref, alias, cols)
         self.base_ids = {c.id for c in cols}
@@ -600,18 +615,27 @@ class ModelResolver:
         self._read(ref)
 
     def _relation(self, relation: str | ast.Pipeline,
-                  alias: str) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
-        """A relation by name, or a sub-pipeline resolved into a plan of its own (its
-        relations join this model's reads; it is never a model of the module)."""
+                  alias: str, span: Span | None = None,
+                  ) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
+        """A relation by name (a `with` of the model's, else a source or model), or a
+        sub-pipeline resolved into a plan of its own (its relations join this model's
+        reads; it is never a model of the module)."""
         if isinstance(relation, str):
+            if relation in self.withs:
+                ref, columns, reads = self.withs.read(relation, span)
+                for read in reads:
+                    self._read(read)
+                self.broken |= ref.plan is None
+                return ref, columns
             return self.r.relation_columns(relation)
-        decl = replace(self.decl, steps=relation.steps, properties=(), pins=())
-        inner = ModelResolver(self.r, decl, inline=True)
+        decl = replace(self.decl, steps=relation.steps, properties=(), pins=(), withs=())
+        inner = ModelResolver(self.r, decl, inline=True, withs=self.withs)
         inner.clock = self.clock  # the model reads what its sub-pipelines read
         plan = inner.run()
         for ref in inner.reads:
             self._read(ref)
         if plan is None:
+            self.broken = True
             return RelationRef("inline", alias), []
         self.inlines += 1
         ref = RelationRef("inline", f"{alias}", plan)
@@ -680,7 +704,7 @@ class ModelResolver:
             self.error("E017", f"relation name `{alias}` is already used in this model",
                        step.span, f"give it another name: `join {shown} as x on ...`")
             return
-        ref, columns = self._relation(step.relation, alias)
+        ref, columns = self._relation(step.relation, alias, step.span)
         if step.kind in ("semi", "anti"):
             self._semi_join(step, ref, columns, alias)
             return
@@ -923,7 +947,7 @@ class ModelResolver:
 
     def _setop(self, step: ast.SetOp) -> None:
         self.phase = "post"
-        ref, columns = self._relation(step.relation, f"__{step.op}")
+        ref, columns = self._relation(step.relation, f"__{step.op}", step.span)
         if not isinstance(step.relation, str):
             step = replace(step, relation="(...)")
         left = self.scope.output_cols()
@@ -1128,6 +1152,102 @@ class ModelResolver:
 
     def _output(self) -> list[Col]:
         return self.scope.output_cols()
+
+
+class Withs:
+    """A model's `with` relations: each resolved (into a plan of its own, as a
+    sub-pipeline is) the first time a step reads it, in any order, and once only.
+    A `with` read while it is being resolved closes a loop (E172). What is never read
+    is resolved at the end, so its errors are said too, and then is E171."""
+
+    def __init__(self, owner: ModelResolver, decls: tuple[ast.With, ...]):
+        self.owner = owner
+        self.decls: dict[str, ast.With] = {}
+        self.done: dict[str, tuple[RelationRef, list[tuple[str, T.Type]],
+                                   list[RelationRef]]] = {}
+        self.resolving: list[str] = []
+        self.read_ones: set[str] = set()
+        self.failed: set[str] = set()  # resolved with errors: unread or not, said already
+        module = owner.r.module
+        for decl in decls:
+            first = self.decls.get(decl.name)
+            clash = "source" if decl.name in module.sources else \
+                "model" if decl.name in module.models else None
+            if first is not None:
+                owner.error("E170", f"`with {decl.name}` is declared twice in model "
+                            f"`{owner.decl.name}`", decl.name_span,
+                            f"give each `with` of a model its own name (the first "
+                            f"`{decl.name}` is {decl.name_span.line - first.name_span.line} "
+                            "line(s) above)" if first.name_span.line != decl.name_span.line
+                            else "give each `with` of a model its own name")
+            elif clash is not None:
+                owner.error("E170", f"`with {decl.name}` has the name of a {clash} of the "
+                            "module", decl.name_span,
+                            f"name it otherwise (e.g. `{decl.name}_2`): inside the model "
+                            f"`{decl.name}` would mean one of the two")
+            else:
+                self.decls[decl.name] = decl
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.decls
+
+    def check_places(self, first_step: ast.Step) -> None:
+        """E173 for a `with` written after the model's first step."""
+        start = (first_step.span.line, first_step.span.column)
+        for decl in self.decls.values():
+            if (decl.span.line, decl.span.column) > start:
+                self.owner.error("E173", f"`with {decl.name}` after the first step of model "
+                                 f"`{self.owner.decl.name}`", decl.span,
+                                 "write the model's `with` relations at its top, before "
+                                 "`from`")
+
+    def read(self, name: str, span: Span | None,
+             ) -> tuple[RelationRef, list[tuple[str, T.Type]], list[RelationRef]]:
+        """(relation, its columns, the relations it reads) of the `with` `name`."""
+        self.read_ones.add(name)
+        if name in self.done:
+            return self.done[name]
+        if name in self.resolving:
+            loop = [*self.resolving[self.resolving.index(name):], name]
+            message = (f"`with {name}` reads itself" if len(loop) == 2 else
+                       "`with` relations read each other: " + " -> ".join(loop))
+            self.owner.error("E172", message, span or self.decls[name].span,
+                             "a `with` reads sources, models and the `with` relations "
+                             "that do not read it back")
+            return RelationRef("inline", name), [], []
+        decl = self.decls[name]
+        self.resolving.append(name)
+        before = len(self.owner.r.diags)
+        try:
+            model = replace(self.owner.decl, steps=decl.pipeline.steps, properties=(),
+                            pins=(), withs=())
+            inner = ModelResolver(self.owner.r, model, inline=True, withs=self)
+            inner.clock = self.owner.clock
+            plan = inner.run()
+        finally:
+            self.resolving.pop()
+        if len(self.owner.r.diags) > before:
+            self.failed.add(name)
+        if plan is None or name in self.failed:  # its readers say nothing more
+            found = (RelationRef("inline", name), [], list(inner.reads))
+        else:
+            found = (RelationRef("inline", name, plan, shared=True),
+                     [(c.name, c.type) for c in plan.output], list(inner.reads))
+        self.done[name] = found
+        return found
+
+    def finish(self) -> None:
+        """Resolve what no step read (its errors are the model's too), then E171."""
+        for name, decl in self.decls.items():
+            if name not in self.read_ones:
+                self.read(name, decl.span)
+                self.read_ones.discard(name)
+        for name, decl in self.decls.items():
+            if name not in self.read_ones and name not in self.failed:
+                self.owner.error("E171", f"`with {name}` is never read in model "
+                                 f"`{self.owner.decl.name}`", decl.name_span,
+                                 f"read it (`from {name}`, `join {name} as x on ...`), or "
+                                 "remove it")
 
 
 def _written(item: ast.SelectItem) -> str:

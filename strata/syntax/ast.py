@@ -319,6 +319,16 @@ Step = (From | Let | Filter | Join | Expand | Group | Aggregate | Derive | Selec
         | Sort | Take | Distinct | Window)
 
 
+@dataclass(frozen=True)
+class With:
+    """`with name = (from x | ...)`: a relation of one model, read by name."""
+
+    name: str
+    pipeline: Pipeline
+    span: Span
+    name_span: Span
+
+
 # ---- properties
 @dataclass(frozen=True)
 class Duration:
@@ -363,6 +373,7 @@ class ModelDecl:
     pins: tuple[Pin, ...]
     span: Span
     name_span: Span
+    withs: tuple[With, ...] = ()  # `with name = (...)`, in the order written
 
 
 # ---- tests

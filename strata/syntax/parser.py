@@ -221,16 +221,22 @@ class _ToAst(Transformer):
 
     def model(self, meta, children):
         name, *items = children
-        steps, props, pins = [], [], []
+        steps, props, pins, withs = [], [], [], []
         for item in items:
             if isinstance(item, ast.Property):
                 props.append(item)
             elif isinstance(item, ast.Pin):
                 pins.append(item)
+            elif isinstance(item, ast.With):
+                withs.append(item)
             else:
                 steps.append(item)
         return ast.ModelDecl(str(name), tuple(steps), tuple(props), tuple(pins), self.S(meta),
-                             name.span)
+                             name.span, tuple(withs))
+
+    def with_step(self, meta, children):
+        name, _eq, pipeline = children
+        return ast.With(str(name), pipeline, self.S(meta), name.span)
 
     def test(self, meta, children):
         name, *blocks = children

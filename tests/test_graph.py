@@ -34,7 +34,7 @@ JAFFLE_MODELS = ["stg_customers", "stg_orders", "customers_without_orders",
                  "customers_with_orders", "stg_order_items", "stg_products", "orders",
                  "customers", "top_orders", "latest_order_per_customer", "order_share",
                  "customer_order_history", "first_orders", "customer_order_counts",
-                 "product_types"]
+                 "product_types", "customer_order_totals"]
 
 # names a page, a Mermaid label or a DOT string must not take as markup or syntax
 HOSTILE = 'a</script><b onclick="x">&amp;\u2028"'

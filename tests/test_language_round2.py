@@ -8,7 +8,10 @@ Each test compiles real modules and runs the SQL on a real DuckDB; no mocks."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 
@@ -190,8 +193,8 @@ def test_rel_star_except_an_unknown_column_is_e011_at_that_name():
 def test_star_then_a_joined_column_of_the_same_name_says_which_items_clash():
     found = module(JOINED % "select *, l.location_id").diagnostics
     assert [(d.code, d.message) for d in found] == [
-        ("E015", "`l.location_id` is named like the column `location_id` (of `orders`) that "
-                 "`*` selects")]
+        ("E015", ("`l.location_id` is named like the column `location_id` (of `orders`) "
+                  "that `*` selects"))]
     assert found[0].hint == ("name it: `l.location_id as l_location_id`, or select it first "
                              "and leave the other out: `select l.location_id, * except "
                              "location_id`")
@@ -208,10 +211,10 @@ def test_star_then_the_same_column_again_says_star_selects_it_already():
 def test_two_relation_stars_sharing_a_name_point_at_the_second_star():
     found = module(JOINED % "select orders.*, l.* except name").diagnostics
     assert [(d.code, d.message) for d in found] == [
-        ("E015", "`l.*` selects `l.id`, named like the column `id` (of `orders`) that "
-                 "`orders.*` selects"),
-        ("E015", "`l.*` selects `l.location_id`, named like the column `location_id` (of "
-                 "`orders`) that `orders.*` selects")]
+        ("E015", ("`l.*` selects `l.id`, named like the column `id` (of `orders`) that "
+                  "`orders.*` selects")),
+        ("E015", ("`l.*` selects `l.location_id`, named like the column `location_id` (of "
+                  "`orders`) that `orders.*` selects"))]
     assert run_model(JOINED % "select orders.*, l.* except id, location_id\n"
                      "  filter id = 7", "m") == [(7, 30, 3, None, "paid", 5, "east")]
 
@@ -434,3 +437,30 @@ def test_an_unread_with_that_has_errors_says_its_errors_only():
     assert diagnostics("model m {\n  with a = (from orders | filter nope > 0)\n"
                        "  from orders\n}\n") == [
         ("E011", "unknown column `nope` in model `m`")]
+
+
+# ---------------------------------------------------------------- end to end, from the CLI
+def test_fn_with_and_rel_star_check_compile_and_run_from_the_cli(tmp_path):
+    strata = str(Path(sys.executable).with_name("strata"))
+    data = tmp_path / "orders.csv"
+    data.write_text("id,customer_id,amount\n1,10,250\n2,10,100\n3,20,75\n")
+    (tmp_path / "m.strata").write_text(f"""\
+source orders = file '{data}' {{ id: int, customer_id: int, amount: int }}
+fn dollars(cents: int) -> decimal(16, 2) = cents / 100
+model spend {{
+  with priced = (from orders | filter amount > 80)
+  from priced
+  join (from priced | group customer_id | aggregate total = dollars(sum(amount))) as t
+    on t.customer_id = customer_id
+  select t.total, priced.* except amount
+}}
+""")
+    module = str(tmp_path / "m.strata")
+    warehouse = str(tmp_path / "w.duckdb")
+    for args in (["check", module], ["compile", "--show-sql", module],
+                 ["run", module, "-o", warehouse]):
+        done = subprocess.run([strata, *args], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    con = duckdb.connect(warehouse, read_only=True)
+    assert sorted(con.execute("SELECT * FROM v_spend").fetchall()) == [
+        (Decimal("3.50"), 1, 10), (Decimal("3.50"), 2, 10)]

@@ -45,6 +45,8 @@ class RelationRef:
     plan: Plan | None = field(default=None, compare=False, hash=False, repr=False)
     # a series' FROM item (dialects/series.py), aliased where it is read
     series: exp.Expression | None = field(default=None, compare=False, hash=False, repr=False)
+    # an inline relation named by `with`: every read of it is one CTE of that name
+    shared: bool = field(default=False, compare=False, hash=False)
 
 
 @dataclass

@@ -188,6 +188,17 @@ CASES = [
     Case("E118", "model m {\n  from orders\n  select id, updated_at\n  incremental\n"
          "  merge_strategy: append\n  cdc_column: updated_at\n  lookback: 3 days\n}\n",
          7, 3, "lookback: 3 days"),
+    # issue 40: `with` relations and functions of the module
+    Case("E170", "model m {\n  with a = (from orders)\n  with a = (from customers)\n"
+         "  from a\n}\n", 3, 8, "a"),
+    Case("E171", "model m {\n  with a = (from orders)\n  from orders\n}\n", 2, 8, "a"),
+    Case("E172", "model m {\n  with a = (from a)\n  from a\n}\n", 2, 13, "from a"),
+    Case("E173", "model m {\n  from orders\n  with a = (from orders)\n"
+         "  join a as x on x.id = id\n}\n", 3, 3, "with a = (from orders)"),
+    Case("E174", "fn sum(x: int) -> int = x\n", 1, 4, "sum"),
+    Case("E175", "fn f(x: int) -> int = f(x - 1)\n", 1, 23, "f(x - 1)"),
+    Case("E176", "fn f(x: int) -> int = 'a'\n", 1, 23, "'a'"),
+    Case("E177", "fn f(x: int, x: text) -> int = 1\n", 1, 14, "x"),
     # issue 40, round 2
     Case("E180", "model m {\n  from range(1, id) as n\n}\n", 2, 17, "id"),
     Case("E181", "model m {\n  from range(1, 10, 0) as n\n}\n", 2, 21, "0"),

@@ -35,7 +35,7 @@ JAFFLE_MODELS = ["stg_customers", "stg_orders", "customers_without_orders",
                  "customers", "top_orders", "latest_order_per_customer", "order_share",
                  "customer_order_history", "first_orders", "customer_order_counts",
                  "product_types", "metricflow_time_spine", "store_revenue",
-                 "customer_highlights"]
+                 "customer_highlights", "customer_order_totals"]
 
 # names a page, a Mermaid label or a DOT string must not take as markup or syntax
 HOSTILE = 'a</script><b onclick="x">&amp;\u2028"'

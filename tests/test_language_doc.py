@@ -81,6 +81,8 @@ KEYWORDLESS = {
     "pipeline": "Sub-pipelines: `(from X | step | ...)`",
     "relation_call": "Rows from nothing: `range(a, b[, step])`",
     "select_star": "`select *`",
+    "select_rel_star": "`select rel.*`",
+    "param": "`fn name(p: type, ...) -> type = expr`",
 }
 # Rules with nothing a user could look up.
 EXEMPT_RULES = {

@@ -359,3 +359,26 @@ def test_positions_count_utf16_code_units_on_non_ascii_lines(editor: Editor, sho
     assert _loc(editor.definition(uri, 2, start + 2)) == ("sources.strata", 3, 2)
     editor.change(uri, MODELS)
     editor.wait_diagnostics(uri, until=lambda diags: diags == [])
+
+
+def test_hover_on_a_call_of_the_modules_own_fn_shows_its_signature_and_body(editor: Editor,
+                                                                            shop: Path):
+    """Issue 40: a `fn` of the module, hovered where it is called (in another file
+    than its declaration) and at its declaration, shows its typed signature and body."""
+    src = editor.open(shop / "sources.strata")
+    editor.wait_diagnostics(src)
+    with_fn = SOURCES + "\nfn doubled_net(x: decimal(12, 2)) -> decimal(16, 2) = x * 2\n"
+    editor.change(src, with_fn)
+    uri = (shop / "models" / "orders.strata").as_uri()
+    editor.change(uri, MODELS.replace("derive doubled = amount * 2",
+                                      "derive doubled = doubled_net(amount)"))
+    assert editor.wait_diagnostics(uri) == []
+    text = editor.hover(uri, 3, 22)  # `doubled_net(` in paid's derive
+    assert "fn doubled_net(x: decimal(12, 2)) -> decimal(16, 2) = x * 2" in text
+    assert "sources.strata:13:4" in text
+    assert "fn doubled_net(" in editor.hover(src, 12, 5)  # at its declaration
+    # the column it computes has the declared return type
+    assert "doubled: decimal(16, 2)" in editor.hover(uri, 10, 24)
+    editor.change(uri, MODELS)
+    editor.close(src)
+    assert editor.wait_diagnostics(uri, until=lambda diags: diags == []) == []

@@ -7,6 +7,7 @@ import re
 
 from strata.lsp import language
 from strata.lsp.index import Definition, Index
+from strata.semantics.userfunctions import UserFunction
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -28,8 +29,24 @@ def hover_text(index: Index, file: str, line: int, column: int) -> str | None:
     if word is not None:
         end = word[1] - 1 + len(word[0])
         if text[end:].lstrip().startswith("("):
+            user = index.module.functions.get(word[0])
+            if user is not None:  # a call of the module's own `fn`, or its declaration
+                return user_function_text(index, user)
             return function_text(word[0])
     return None
+
+
+def user_function_text(index: Index, fn: UserFunction) -> str:
+    """A module's `fn`: its signature and body as written, and where it is defined."""
+    span = fn.decl.body.span
+    lines = [index.line(span.file, n) for n in range(span.line, span.end_line + 1)]
+    if len(lines) == 1:
+        body = lines[0][span.column - 1:span.end_column - 1]
+    else:
+        body = "\n".join([lines[0][span.column - 1:], *lines[1:-1],
+                          lines[-1][:span.end_column - 1]])
+    return (f"```strata\n{fn.signature} = {body}\n```\n"
+            f"function of this module, inlined where it is called; defined at {fn.where}")
 
 
 def describe(index: Index, target: Definition) -> str:

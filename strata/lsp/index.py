@@ -293,8 +293,10 @@ class _Walker:
         out: list[ColumnIn] = []
         for item in step.items:
             if isinstance(item.expr, ast.Star):
+                star = item.expr
                 out.extend(ColumnIn(c.definition, c.qualifier) for c in scope
-                           if c.visible and c.definition.name not in step.exclude)
+                           if (c.qualifier == star.relation if star.relation is not None
+                               else c.visible) and c.definition.name not in star.exclude)
                 continue
             typ = self._expr(item.expr, scope, aliases)
             if item.alias is None and isinstance(item.expr, ast.Column):
@@ -363,7 +365,7 @@ class _Walker:
             return Col(col_id, ref.name, found.definition.type or ERROR, found.qualifier)
 
         ctx = ExprContext(lookup, "lsp", allow_aggregate=aggregate or over, over=over,
-                          diagnostics=[])
+                          diagnostics=[], functions=self.index.module.functions)
         try:
             return ExpressionTyper(ctx).type(expr).type
         except (RecursionError, KeyError, TypeError, ValueError, AttributeError):

@@ -40,7 +40,7 @@ class _Kept:
     plan: object
     diagnostics: list[Diagnostic]
     signature: tuple | None  # what a reader sees of it (see _signature)
-    reads: tuple  # (models read, sources read)
+    reads: tuple  # (models read, sources read, the module's `fn` declarations)
 
 
 @dataclass
@@ -153,6 +153,10 @@ class _Incremental(Resolver):
 
     def run(self) -> None:
         self._collect()
+        self.module.functions = self.functions.all()
+        # a model calling a `fn` holds its body inlined: any edit of a `fn` resolves
+        # every model again
+        functions = tuple(self.functions.decls.values())
         order = self._graph()
         self.sources_now = {n: (tuple(s.columns), s.table, s.file)
                             for n, s in self.module.sources.items()}
@@ -164,7 +168,7 @@ class _Incremental(Resolver):
             if any(self.module.models[m].plan is None for m in info.models_read):
                 continue
             old = self.kept.get(name)
-            reads = (tuple(info.models_read), tuple(info.sources_read))
+            reads = (tuple(info.models_read), tuple(info.sources_read), functions)
             if (old is not None and old.decl == info.decl and old.reads == reads
                     and changed.isdisjoint([*info.models_read, *info.sources_read])):
                 info.plan = old.plan

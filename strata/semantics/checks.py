@@ -412,7 +412,8 @@ def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan, what: str = "a pin"):
                           did_you_mean(ref.name, by_name))
 
     return ExpressionTyper(ExprContext(lookup, "pin" if what == "a pin" else what,
-                                       diagnostics=r.diags, clock_allowed=False))
+                                       diagnostics=r.diags, clock_allowed=False,
+                                       functions=r.functions))
 
 
 def _accepted(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:

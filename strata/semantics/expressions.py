@@ -86,6 +86,9 @@ class ExprContext:
     # False in a pin or delete_when: they are checked against stored rows later (verify,
     # a merge's layers), where no run's clock is bound
     clock_allowed: bool = True
+    # the module's `fn`s by name (userfunctions.Definitions while resolving, else the
+    # module's dict of UserFunction): a call to one is inlined
+    functions: object | None = None
 
 
 class ExpressionTyper:
@@ -288,6 +291,8 @@ class ExpressionTyper:
         name = node.name
         if name == "grouping":
             return self._grouping(node)
+        if self.ctx.functions is not None and name in self.ctx.functions:
+            return self._user_call(node)
         if name in F.NON_DETERMINISTIC:
             return self.error("E032", f"`{name}()` is not deterministic", node.span,
                               F.CLOCK_HINT)
@@ -305,8 +310,9 @@ class ExpressionTyper:
                                   node.span, W.OUTSIDE_HINT)
             fn = W.WINDOW_FUNCTIONS[name]
         if fn is None:
+            known = [*F.CATALOGUE, *(self.ctx.functions or ())]
             return self.error("E016", f"unknown function `{name}`", node.span,
-                              F.INSTEAD.get(name) or did_you_mean(name, F.CATALOGUE))
+                              F.INSTEAD.get(name) or did_you_mean(name, known))
         if fn.aggregate and not self.ctx.allow_aggregate:
             return self.error("E033", f"aggregate `{name}` outside `aggregate`", node.span,
                               f"aggregates belong in an `aggregate` step, not in "
@@ -378,6 +384,41 @@ class ExpressionTyper:
         call = exp.Grouping(expressions=[colref(found)])
         return Typed(exp.Cast(this=call, to=T.INT.to_sqlglot()), T.INT, frozenset({found.id}),
                      True)
+
+    def _user_call(self, node: ast.Call) -> Typed:
+        """A call of a module's `fn`: its body inlined over the arguments."""
+        from strata.semantics.userfunctions import UserFunction, argument_problem, inline
+
+        name = node.name
+        recursion = getattr(self.ctx.functions, "recursion", None)
+        loop = recursion(name, node.span) if recursion is not None else None
+        if loop is not None:
+            self.ctx.diagnostics.append(loop)
+            return Typed(exp.Null(), ERROR)
+        fn = self.ctx.functions.get(name)
+        args = [self.type(a) for a in node.args]
+        refs, agg = _refs(args), _agg(args)
+        if not isinstance(fn, UserFunction):  # its definition's errors are reported
+            return Typed(exp.Null(), ERROR, refs, agg)
+        if len(args) != len(fn.params):
+            return self.error("E031", f"`{name}` takes {len(fn.params)} argument(s), found "
+                              f"{len(args)}", node.span, f"`{fn.signature}`, at {fn.where}")
+        if any(a.type == ERROR for a in args):
+            return Typed(exp.Null(), ERROR, refs, agg)
+        for i, (arg, src) in enumerate(zip(args, node.args)):
+            problem = argument_problem(fn, i, arg.type)
+            if problem is not None:
+                return self.error("E031", problem, src.span,
+                                  f"cast it: `cast(... as {fn.params[i].type})` (`{fn.signature}`)")
+        if fn.clock and not self.ctx.clock_allowed:
+            return self.error("E032", f"`{name}()` reads {', '.join(sorted(fn.clock))}() and "
+                              f"cannot be used in `{self.ctx.where}`", node.span,
+                              "a pin or delete_when is checked against stored rows on later "
+                              "runs too, where another clock holds")
+        if self.ctx.clock is not None:
+            self.ctx.clock.update(fn.clock)
+        return Typed(inline(fn, [a.node for a in args], [a.type for a in args]), fn.returns,
+                     refs, agg)
 
 
 def _shift_days(op: str, when: exp.Expression, days: exp.Expression,

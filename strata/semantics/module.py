@@ -9,6 +9,7 @@ from pathlib import Path
 from strata.diagnostics import Diagnostic
 from strata.plan import Plan
 from strata.semantics.types import Type
+from strata.semantics.userfunctions import UserFunction
 from strata.syntax import ast
 
 
@@ -46,6 +47,8 @@ class Module:
     sources: dict[str, SourceInfo] = field(default_factory=dict)
     models: dict[str, ModelInfo] = field(default_factory=dict)
     tests: dict[str, ast.TestDecl] = field(default_factory=dict)
+    # the module's `fn`s that type-check (semantics/userfunctions.py)
+    functions: dict[str, UserFunction] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # models, upstream first
     diagnostics: list[Diagnostic] = field(default_factory=list)
 

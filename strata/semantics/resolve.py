@@ -45,6 +45,7 @@ from strata.semantics import windows as W
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, resolve_type
 from strata.semantics.module import ModelInfo, Module, SourceInfo
 from strata.semantics.ranges import range_relation
+from strata.semantics.userfunctions import KEYWORD_CALLS, Definitions
 from strata.syntax import ast
 from strata.syntax.cache import parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text
@@ -215,6 +216,10 @@ class Entry:
     visible: bool = True  # reachable unqualified
     ambiguous: bool = False
     output: bool = True  # part of the output when there is no select
+    # brought by a join since the scope was last replaced (by `group`/`aggregate`,
+    # `select`, a set operation): a later join's column of the same name is ambiguous
+    # only against these, never against the scope's own columns (a grouped key)
+    joined: bool = False
 
 
 _CASE_NOTE = "SQL engines compare column names without case"
@@ -308,12 +313,14 @@ class Resolver:
         self.files = files
         self.diags = module.diagnostics
         self.ids = itertools.count(1)
+        self.functions = Definitions({}, lambda: next(self.ids), self.diags)
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, message, span, hint))
 
     def run(self) -> None:
         self._collect()
+        self.module.functions = self.functions.all()
         order = self._graph()
         for name in order:
             info = self.module.models[name]
@@ -340,7 +347,10 @@ class Resolver:
                 kind = type(decl).__name__.replace("Decl", "").lower()
                 # sources and models name tables and views: SQL engines compare those
                 # without case, so `Totals` and `totals` would be one table
-                key = decl.name.lower() if kind != "test" else "test " + decl.name
+                key = decl.name.lower() if kind not in ("test", "function") else \
+                    f"{kind} {decl.name}"
+                if kind == "function" and self._shadows(decl):
+                    continue
                 if key in seen:
                     name, first = seen[key]
                     what = (f"`{decl.name}` is declared twice" if name == decl.name else
@@ -354,8 +364,21 @@ class Resolver:
                     self._source(decl, base_dir)
                 elif isinstance(decl, ast.ModelDecl):
                     self.module.models[decl.name] = ModelInfo(decl.name, decl, None, [], [])
+                elif isinstance(decl, ast.FunctionDecl):
+                    self.functions.decls[decl.name] = decl
                 else:
                     self.module.tests[decl.name] = decl
+
+    def _shadows(self, decl: ast.FunctionDecl) -> bool:
+        """E174 when a `fn` takes the name of a built-in function: every call of that
+        name would mean one of the two."""
+        name = decl.name
+        builtin = name in F.CATALOGUE or name in W.WINDOW_FUNCTIONS or \
+            name in F.NON_DETERMINISTIC or name in KEYWORD_CALLS
+        if builtin:
+            self.error("E174", f"function `{name}` has the name of a built-in function",
+                       decl.name_span, f"name it otherwise, e.g. `my_{name}`")
+        return builtin
 
     def _source(self, decl: ast.SourceDecl, base_dir: Path) -> None:
         columns: list[tuple[str, T.Type]] = []
@@ -377,9 +400,12 @@ class Resolver:
 
     # ------------------------------------------------------------ graph
     def _relations(self, decl: ast.ModelDecl) -> list[tuple[str, Span]]:
-        """Every relation the model reads by name, sub-pipelines' included."""
+        """Every relation the model reads by name, sub-pipelines' and `with`s'
+        included (a `with`'s own name is the model's, not the module's)."""
         out = []
-        stack = list(reversed(decl.steps))
+        withs = {w.name for w in decl.withs}
+        stack = list(reversed([*(s for w in decl.withs for s in w.pipeline.steps),
+                               *decl.steps]))
         while stack:
             step = stack.pop()
             if isinstance(step, (ast.From, ast.Join, ast.SetOp)):
@@ -387,7 +413,7 @@ class Resolver:
                     stack.extend(reversed(step.relation.steps))
                 elif isinstance(step.relation, ast.RelationCall):
                     continue  # rows made from nothing read no relation
-                else:
+                elif step.relation not in withs:
                     out.append((step.relation, step.span))
         # `pin references` reads the referenced relation: it is built (and checked) first
         out += [(p.relation, p.span) for p in decl.pins
@@ -509,10 +535,13 @@ class Resolver:
 class ModelResolver:
     """Walks one model's steps, keeping the scope, and builds its Plan."""
 
-    def __init__(self, resolver: Resolver, decl: ast.ModelDecl, inline: bool = False):
+    def __init__(self, resolver: Resolver, decl: ast.ModelDecl, inline: bool = False,
+                 withs: Withs | None = None):
         self.r = resolver
         self.decl = decl
         self.inline = inline  # a sub-pipeline: no properties or pins of its own
+        # the model's `with` relations, shared by its sub-pipelines
+        self.withs = withs if withs is not None else Withs(self, decl.withs)
         self.sort: list[OrderKey] | None = None  # the order `take` keeps rows in
         self.inlines = 0  # sub-pipelines named so far (their CTE names)
         self.scope = Scope()
@@ -524,6 +553,9 @@ class ModelResolver:
         self.phase = "base"  # until the first join, expand, group or set operation
         self.selected = False  # a `select` replaced the scope (no `let` after it)
         self.defs: dict[int, exp.Expression] = {}  # computed col id -> its expression
+        # a relation read has errors (said already): its columns are unknown, so an
+        # unknown column says nothing more
+        self.broken = False
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.r.error(code, message, span, hint)
@@ -532,7 +564,7 @@ class ModelResolver:
         scope = self.scope  # the scope as it is now: steps replace self.scope later
         return ExpressionTyper(ExprContext(lambda ref: self.lookup(scope, ref), where,
                                            diagnostics=self.r.diags, clock=self.clock,
-                                           **kw))
+                                           functions=self.r.functions, **kw))
 
     def lookup(self, scope: Scope, ref: ast.Column) -> Col | Diagnostic:
         """`scope.lookup`, naming the model in an unknown-column error (SPEC §4)."""
@@ -542,6 +574,8 @@ class ModelResolver:
             # `current_date` as SQL writes it: a function without parentheses
             return Diagnostic("E032", f"`{ref.name}` is not deterministic", ref.span,
                               F.CLOCK_HINT)
+        if isinstance(found, Diagnostic) and found.code == "E011" and self.broken:
+            return self.r.new_col(ref.name, ERROR, ref.qualifier)
         if isinstance(found, Diagnostic) and found.code == "E011":
             found = replace(found, message=f"{found.message} in model `{self.decl.name}`")
         return found
@@ -558,6 +592,8 @@ class ModelResolver:
             self.error("E050", f"model `{self.decl.name}` must start with `from`", span,
                        "write `from <source or model>` as the first step")
             return None
+        if not self.inline:
+            self.withs.check_places(steps[0])
         self._from(steps[0])
         step_list = list(steps[1:])
         i = 0
@@ -590,6 +626,8 @@ class ModelResolver:
                 getattr(self, "_" + type(step).__name__.lower())(step)
             i += 1
         output = self._output()
+        if not self.inline:
+            self.withs.finish()
         plan = Plan(self.decl.name, self.base, self.stages, output, self.reads,
                     clock=frozenset(self.clock))
         if self.inline:
@@ -600,7 +638,7 @@ class ModelResolver:
     # ------------------------------------------------------------ steps
     def _from(self, step: ast.From) -> None:
         alias = step.alias or _default_alias(step.relation)
-        ref, columns = self._relation(step.relation, alias)
+        ref, columns = self._relation(step.relation, alias, step.span)
         cols = [self.r.new_col(n, t, alias) for n, t in columns]
         self.base = BaseScope(ref, alias, cols)
         self.base_ids = {c.id for c in cols}
@@ -610,24 +648,33 @@ class ModelResolver:
         self._read(ref)
 
     def _relation(self, relation: str | ast.Pipeline | ast.RelationCall,
-                  alias: str) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
-        """A relation by name, or a sub-pipeline resolved into a plan of its own (its
-        relations join this model's reads; it is never a model of the module), or the
-        rows of a range (semantics/ranges.py)."""
+                  alias: str, span: Span | None = None,
+                  ) -> tuple[RelationRef, list[tuple[str, T.Type]]]:
+        """A relation by name (a `with` of the model's, else a source or model), or a
+        sub-pipeline resolved into a plan of its own (its relations join this model's
+        reads; it is never a model of the module), or the rows of a range
+        (semantics/ranges.py)."""
         if isinstance(relation, str):
+            if relation in self.withs:
+                ref, columns, reads = self.withs.read(relation, span)
+                for read in reads:
+                    self._read(read)
+                self.broken |= ref.plan is None
+                return ref, columns
             return self.r.relation_columns(relation)
         if isinstance(relation, ast.RelationCall):
             made = range_relation(self, relation, alias)
             # a broken range still has its one column, untyped: what reads it says nothing
             return made if made is not None else (RelationRef("inline", alias),
                                                   [(alias, ERROR)])
-        decl = replace(self.decl, steps=relation.steps, properties=(), pins=())
-        inner = ModelResolver(self.r, decl, inline=True)
+        decl = replace(self.decl, steps=relation.steps, properties=(), pins=(), withs=())
+        inner = ModelResolver(self.r, decl, inline=True, withs=self.withs)
         inner.clock = self.clock  # the model reads what its sub-pipelines read
         plan = inner.run()
         for ref in inner.reads:
             self._read(ref)
         if plan is None:
+            self.broken = True
             return RelationRef("inline", alias), []
         self.inlines += 1
         ref = RelationRef("inline", f"{alias}", plan)
@@ -665,7 +712,8 @@ class ModelResolver:
         base_scope = Scope([e for e in self.scope.entries if e.col.id in self.base_ids],
                            [self.base.alias])
         typer = ExpressionTyper(ExprContext(lambda ref: self.lookup(base_scope, ref), where,
-                                            diagnostics=self.r.diags, clock=self.clock))
+                                            diagnostics=self.r.diags, clock=self.clock,
+                                            functions=self.r.functions))
         return typer.type(expr)
 
     def _filter(self, step: ast.Filter) -> None:
@@ -695,25 +743,25 @@ class ModelResolver:
             self.error("E017", f"relation name `{alias}` is already used in this model",
                        step.span, f"give it another name: `join {shown} as x on ...`")
             return
-        ref, columns = self._relation(step.relation, alias)
+        ref, columns = self._relation(step.relation, alias, step.span)
         if step.kind in ("semi", "anti"):
             self._semi_join(step, ref, columns, alias)
             return
         left_names = {e.col.name for e in self.scope.entries if e.visible}
-        joined_names = {e.col.name: e for e in self.scope.entries
-                        if e.visible and e.col.qualifier not in (None, self.base.alias)}
+        own_names = {e.col.name for e in self.scope.entries if e.visible and not e.joined}
+        joined_names = {e.col.name: e for e in self.scope.entries if e.visible and e.joined}
         cols = [self.r.new_col(n, t, alias) for n, t in columns]
         self.scope.aliases.append(alias)
         for col in cols:
-            if col.name in joined_names and col.name not in self._base_names():
+            if col.name in joined_names and col.name not in own_names:
                 # two joined relations bring it, the left side does not: ambiguous
                 joined_names[col.name].ambiguous = True
                 joined_names[col.name].output = False
-                self.scope.add(col, ambiguous=True, output=False)
+                self.scope.add(col, ambiguous=True, output=False, joined=True)
             elif col.name in left_names:
-                self.scope.add(col, visible=False, output=False)
+                self.scope.add(col, visible=False, output=False, joined=True)
             else:
-                self.scope.add(col)
+                self.scope.add(col, joined=True)
         if step.kind == "cross":
             self.stages.append(JoinStage(ref, alias, exp.true(), False, True, cols, [],
                                          step.span, "cross"))
@@ -742,7 +790,8 @@ class ModelResolver:
         for col in cols:
             on_scope.add(col, visible=col.name not in visible, output=False)
         typer = ExpressionTyper(ExprContext(lambda r: self.lookup(on_scope, r), "join",
-                                            diagnostics=self.r.diags, clock=self.clock))
+                                            diagnostics=self.r.diags, clock=self.clock,
+                                            functions=self.r.functions))
         typed = typer.type(step.on)
         if typed.type not in (T.BOOL, T.NULL, ERROR):
             self.error("E034", f"a join condition must be boolean, found {typed.type}",
@@ -755,9 +804,6 @@ class ModelResolver:
         self.stages.append(SemiJoinStage(ref, alias, _inline(typed.node, self.defs),
                                          step.kind == "anti", cols))
         self._read(ref)
-
-    def _base_names(self) -> set[str]:
-        return {e.col.name for e in self.scope.entries if e.col.id in self.base_ids}
 
     def _expand(self, step: ast.Expand) -> None:
         self.phase = "post"
@@ -829,18 +875,36 @@ class ModelResolver:
             self.scope.add(col)
         self.stages.append(DeriveStage(items))
 
-    def _star_items(self, step: ast.Select, star: ast.Star) -> list[ast.SelectItem]:
-        """`*`: every output column in scope, as `select` items (less `except` ones)."""
-        cols = self.scope.output_cols()
+    def _star_items(self, star: ast.Star) -> list[ast.SelectItem]:
+        """`*`: every output column in scope; `rel.*`: every column of `rel`, hidden
+        ones too; as `select` items, less the `except` ones."""
+        shown = f"{star.relation}.*" if star.relation is not None else "*"
+        if star.relation is None:
+            cols = self.scope.output_cols()
+        elif star.relation not in self.scope.aliases:
+            self.error("E017", f"unknown relation `{star.relation}` in `select {shown}`",
+                       star.relation_span or star.span,
+                       did_you_mean(star.relation, self.scope.aliases)
+                       or (f"relations here: {', '.join(self.scope.aliases)}"
+                           if self.scope.aliases else
+                           "no relation is in scope here: a `select` or `group` before "
+                           "this one replaced them with its own columns"))
+            return []
+        else:
+            cols = [e.col for e in self.scope.entries if e.col.qualifier == star.relation]
         names = [c.name for c in cols]
-        for name in step.exclude:
+        spans = star.exclude_spans or (star.span,) * len(star.exclude)
+        for name, span in zip(star.exclude, spans):
             if name not in names:
-                self.error("E011", f"unknown column `{name}` in `select * except` of model "
-                           f"`{self.decl.name}`", step.span, did_you_mean(name, names))
-        excluded = set(step.exclude)
+                self.error("E011", f"unknown column `{name}` in `select {shown} except` of "
+                           f"model `{self.decl.name}`", span, did_you_mean(name, names))
+        excluded = set(star.exclude)
         if excluded and excluded >= set(names):
-            self.error("E054", "`select * except` leaves no column", step.span,
+            self.error("E054", f"`select {shown} except` leaves no column", star.span,
                        "keep at least one column")
+        if star.relation is not None:
+            return [ast.SelectItem(ast.Column(c.name, c.qualifier, star.span), None, star.span)
+                    for c in cols if c.name not in excluded]
         return [ast.SelectItem(ast.Column(c.name, c.qualifier if c.qualifier and
                                           not self.scope.visible(c.name) else None, star.span),
                                None, star.span)
@@ -848,27 +912,28 @@ class ModelResolver:
 
     def _select(self, step: ast.Select) -> None:
         items = []
-        names: dict[str, str] = {}
+        # case-folded name -> (the name, what selected it, the column it reads or None)
+        names: dict[str, tuple[str, ast.Star | ast.SelectItem, Col | None]] = {}
         new_scope = Scope(aliases=[])
-        written = []
+        written: list[tuple[ast.SelectItem, ast.Star | None]] = []
         for item in step.items:
             if isinstance(item.expr, ast.Star):
-                written.extend(self._star_items(step, item.expr))
+                written.extend((i, item.expr) for i in self._star_items(item.expr))
             else:
-                written.append(item)
-        for item in written:
+                written.append((item, None))
+        for item, star in written:
             typed = self.typer("select").type(item.expr)
             name = item.alias or (item.expr.name if isinstance(item.expr, ast.Column) else None)
             if name is None:
                 self.error("E054", "a computed `select` item needs a name", item.span,
                            "add `as name`, or compute it with `derive`")
                 continue
+            found = self.scope.lookup(item.expr) if isinstance(item.expr, ast.Column) else None
+            read = found if isinstance(found, Col) else None
             if name.lower() in names and typed.type != ERROR:
-                message, hint = _duplicate(name, names[name.lower()], "is selected twice",
-                                           hint="rename one with `as`")
-                self.error("E015", message, item.span, hint)
+                self._selected_twice(item, star, name, read, names[name.lower()])
                 continue
-            names[name.lower()] = name
+            names[name.lower()] = (name, star or item, read)
             col = self.r.new_col(name, typed.type)
             node = _inline(typed.node, self.defs)
             self.defs[col.id] = node
@@ -879,13 +944,54 @@ class ModelResolver:
         self.selected = True
         self.sort = None  # the select may drop what the sort reads
 
+    def _selected_twice(self, item: ast.SelectItem, star: ast.Star | None, name: str,
+                        read: Col | None, first: tuple[str, ast.Star | ast.SelectItem,
+                                                      Col | None]) -> None:
+        """E015 for a `select` naming two columns alike, saying which items did: a `*`
+        selects columns the author never wrote, so "selected twice" alone misleads."""
+        other, by, other_read = first
+        if star is None and not isinstance(by, ast.Star):
+            message, hint = _duplicate(name, other, "is selected twice",
+                                       hint="rename one with `as`")
+            self.error("E015", message, item.span, hint)
+            return
+        case = "" if other == name else f" ({_CASE_NOTE})"
+        of = f" (of `{other_read.qualifier}`)" if other_read is not None and \
+            other_read.qualifier else ""
+        if star is None:  # an item after a `*` that selected the name already
+            shown = "*" if by.relation is None else f"{by.relation}.*"
+            if read is not None and other_read is not None and read.id == other_read.id:
+                self.error("E015", f"column `{name}` is already selected by `{shown}`",
+                           item.span, f"leave it out, or select a copy under another name: "
+                           f"`{_written(item)} as {name}_2`")
+                return
+            self.error("E015", f"`{_written(item)}` is named like the column `{other}`{of} "
+                       f"that `{shown}` selects{case}", item.span,
+                       f"name it: `{_written(item)} as {_suggested(item, name)}`, or select it "
+                       f"first and leave the other out: `select {_written(item)}, {shown} "
+                       f"except {other}`")
+            return
+        shown = "*" if star.relation is None else f"{star.relation}.*"
+        if isinstance(by, ast.Star):
+            first_shown = "*" if by.relation is None else f"{by.relation}.*"
+            what = "selects" if first_shown != shown else "selects already"
+            self.error("E015", f"`{shown}` selects `{_written(item)}`, named like the column "
+                       f"`{other}`{of} that `{first_shown}` {what}{case}", star.span,
+                       f"leave one out: `{shown} except {name}` (as the last item), or "
+                       f"select it under another name: `{_written(item)} as "
+                       f"{_suggested(item, name)}`")
+            return
+        self.error("E015", f"`{shown}` selects `{_written(item)}`, named like `{other}` "
+                   f"selected before it{case}", star.span,
+                   f"leave it out: `{shown} except {name}` (as the last item)")
+
     def _setop(self, step: ast.SetOp) -> None:
         self.phase = "post"
         # a range's one column is named like this side's, when it has one column
         left_cols = self.scope.output_cols()
         name = (left_cols[0].name if isinstance(step.relation, ast.RelationCall)
                 and len(left_cols) == 1 else f"__{step.op}")
-        ref, columns = self._relation(step.relation, name)
+        ref, columns = self._relation(step.relation, name, step.span)
         if not isinstance(step.relation, str):
             step = replace(step, relation="(...)")
         left = self.scope.output_cols()
@@ -1106,6 +1212,118 @@ def _default_alias(relation: str | ast.Pipeline | ast.RelationCall) -> str:
     if isinstance(relation, str):
         return relation
     return relation.name if isinstance(relation, ast.RelationCall) else "sub"
+
+
+class Withs:
+    """A model's `with` relations: each resolved (into a plan of its own, as a
+    sub-pipeline is) the first time a step reads it, in any order, and once only.
+    A `with` read while it is being resolved closes a loop (E172). What is never read
+    is resolved at the end, so its errors are said too, and then is E171."""
+
+    def __init__(self, owner: ModelResolver, decls: tuple[ast.With, ...]):
+        self.owner = owner
+        self.decls: dict[str, ast.With] = {}
+        self.done: dict[str, tuple[RelationRef, list[tuple[str, T.Type]],
+                                   list[RelationRef]]] = {}
+        self.resolving: list[str] = []
+        self.read_ones: set[str] = set()
+        self.failed: set[str] = set()  # resolved with errors: unread or not, said already
+        module = owner.r.module
+        for decl in decls:
+            first = self.decls.get(decl.name)
+            clash = "source" if decl.name in module.sources else \
+                "model" if decl.name in module.models else None
+            if first is not None:
+                owner.error("E170", f"`with {decl.name}` is declared twice in model "
+                            f"`{owner.decl.name}`", decl.name_span,
+                            f"give each `with` of a model its own name (the first "
+                            f"`{decl.name}` is {decl.name_span.line - first.name_span.line} "
+                            "line(s) above)" if first.name_span.line != decl.name_span.line
+                            else "give each `with` of a model its own name")
+            elif clash is not None:
+                owner.error("E170", f"`with {decl.name}` has the name of a {clash} of the "
+                            "module", decl.name_span,
+                            f"name it otherwise (e.g. `{decl.name}_2`): inside the model "
+                            f"`{decl.name}` would mean one of the two")
+            else:
+                self.decls[decl.name] = decl
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.decls
+
+    def check_places(self, first_step: ast.Step) -> None:
+        """E173 for a `with` written after the model's first step."""
+        start = (first_step.span.line, first_step.span.column)
+        for decl in self.decls.values():
+            if (decl.span.line, decl.span.column) > start:
+                self.owner.error("E173", f"`with {decl.name}` after the first step of model "
+                                 f"`{self.owner.decl.name}`", decl.span,
+                                 "write the model's `with` relations at its top, before "
+                                 "`from`")
+
+    def read(self, name: str, span: Span | None,
+             ) -> tuple[RelationRef, list[tuple[str, T.Type]], list[RelationRef]]:
+        """(relation, its columns, the relations it reads) of the `with` `name`."""
+        self.read_ones.add(name)
+        if name in self.done:
+            return self.done[name]
+        if name in self.resolving:
+            loop = [*self.resolving[self.resolving.index(name):], name]
+            message = (f"`with {name}` reads itself" if len(loop) == 2 else
+                       "`with` relations read each other: " + " -> ".join(loop))
+            self.owner.error("E172", message, span or self.decls[name].span,
+                             "a `with` reads sources, models and the `with` relations "
+                             "that do not read it back")
+            return RelationRef("inline", name), [], []
+        decl = self.decls[name]
+        self.resolving.append(name)
+        before = len(self.owner.r.diags)
+        try:
+            model = replace(self.owner.decl, steps=decl.pipeline.steps, properties=(),
+                            pins=(), withs=())
+            inner = ModelResolver(self.owner.r, model, inline=True, withs=self)
+            inner.clock = self.owner.clock
+            plan = inner.run()
+        finally:
+            self.resolving.pop()
+        if len(self.owner.r.diags) > before:
+            self.failed.add(name)
+        if plan is None or name in self.failed:  # its readers say nothing more
+            found = (RelationRef("inline", name), [], list(inner.reads))
+        else:
+            found = (RelationRef("inline", name, plan, shared=True),
+                     [(c.name, c.type) for c in plan.output], list(inner.reads))
+        self.done[name] = found
+        return found
+
+    def finish(self) -> None:
+        """Resolve what no step read (its errors are the model's too), then E171."""
+        for name, decl in self.decls.items():
+            if name not in self.read_ones:
+                self.read(name, decl.span)
+                self.read_ones.discard(name)
+        for name, decl in self.decls.items():
+            if name not in self.read_ones and name not in self.failed:
+                self.owner.error("E171", f"`with {name}` is never read in model "
+                                 f"`{self.owner.decl.name}`", decl.name_span,
+                                 f"read it (`from {name}`, `join {name} as x on ...`), or "
+                                 "remove it")
+
+
+def _written(item: ast.SelectItem) -> str:
+    """A select item as a message quotes it: `o.id`, `id`, or its alias."""
+    expr = item.expr
+    if isinstance(expr, ast.Column):
+        return f"{expr.qualifier}.{expr.name}" if expr.qualifier else expr.name
+    return item.alias or "..."
+
+
+def _suggested(item: ast.SelectItem, name: str) -> str:
+    """A new name for a select item that clashes: its relation's name before it."""
+    expr = item.expr
+    if isinstance(expr, ast.Column) and expr.qualifier:
+        return f"{expr.qualifier}_{name}"
+    return f"{name}_2"
 
 
 def _inline(node: exp.Expression, defs: dict[int, exp.Expression]) -> exp.Expression:

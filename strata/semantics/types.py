@@ -142,3 +142,19 @@ def castable(source: Type, target: Type) -> bool:
     if source.kind == "bool" and target.numeric or target.kind == "bool" and source.numeric:
         return True
     return source.temporal and target.temporal
+
+
+def converts(source: Type, target: Type, narrowing: bool = False) -> bool:
+    """Does a value of `source` take the type `target` without a `cast` written (a
+    function's argument to its parameter; with `narrowing`, its body to its declared
+    return type)? The same type, NULL, a number to a wider kind (int to decimal or
+    double, decimal to double; any decimal to any decimal), a date to a timestamp, a
+    list whose items convert. With `narrowing` a number converts to any number."""
+    if source == target or source.kind == "null":
+        return True
+    if source.kind == "list" or target.kind == "list":
+        return source.kind == target.kind == "list" and converts(source.element,
+                                                                 target.element, narrowing)
+    if source.numeric and target.numeric:
+        return narrowing or NUMERIC.index(source.kind) <= NUMERIC.index(target.kind)
+    return (source.kind, target.kind) == ("date", "timestamp")

@@ -200,12 +200,15 @@ class QueryBuilder:
         # CTE names must not shadow a table the query reads by its bare name (a
         # source called `base` or `combined`) or a join alias in a later SELECT.
         self.cte_names: set[str] = parent.cte_names if parent else set()
+        # `with` relations already in self.ctes: the plan's id -> its CTE's name
+        self.shared: dict[int, str] = parent.shared if parent else {}
         self.cte_names |= self._names_in_use()
         self.needed = self._liveness()
         self.hidden = itertools.count(1)  # ids of columns only the SQL needs (negative)
 
     def relation(self, ref: RelationRef, alias: str | None) -> exp.Expression:
-        """The FROM item of a relation; a sub-pipeline becomes a CTE of this query."""
+        """The FROM item of a relation; a sub-pipeline becomes a CTE of this query, a
+        `with` relation one CTE however many steps read it, a range its series."""
         if ref.kind == "series":
             return _series(ref, alias or ref.name, self.plan.base.columns[0].name)
         if ref.kind != "inline":
@@ -213,20 +216,41 @@ class QueryBuilder:
         if _bare_series(ref.plan):  # `range(...)` of ints: the series itself, no CTE
             plan = ref.plan
             return _series(plan.base.relation, alias or plan.base.alias, plan.output[0].name)
-        inner = QueryBuilder(ref.plan, self.relations, parent=self)
-        if ref.plan.base.relation.kind == "series" and not ref.plan.stages:
-            # a range of dates or timestamps: its base scope is its rows, one CTE
-            body = inner._base_query(only=ref.plan.output)
+        if ref.shared:
+            name = self.shared.get(id(ref.plan))
+            if name is None:
+                name = self._shared_cte(ref)
+                self.shared[id(ref.plan)] = name
         else:
-            body = inner.body()
-        name = self._add_cte(alias or ref.name, body)
+            inner = QueryBuilder(ref.plan, self.relations, parent=self)
+            if ref.plan.base.relation.kind == "series" and not ref.plan.stages:
+                # a range of dates or timestamps: its base scope is its rows, one CTE
+                body = inner._base_query(only=ref.plan.output)
+            else:
+                body = inner.body()
+            name = self._add_cte(alias or ref.name, body)
         node = table(name)
         if alias and alias != name:
             node.set("alias", exp.TableAlias(this=ident(alias)))
         return node
 
+    def _shared_cte(self, ref: RelationRef) -> str:
+        """The CTE of a `with` relation, named after it. When its pipeline ends by
+        passing its last CTE's columns through unchanged, that CTE takes the name
+        instead of being read by one more."""
+        inner = QueryBuilder(ref.plan, self.relations, parent=self)
+        count = len(self.ctes)
+        body = inner.body()
+        last = self.ctes[-1] if len(self.ctes) > count else None
+        if last is not None and _passes_through(body, last):
+            self.ctes.pop()
+            return self._add_cte(ref.name, last.this)
+        return self._add_cte(ref.name, body)
+
     def _names_in_use(self) -> set[str]:
-        names = {s.alias for s in self.plan.stages if isinstance(s, (JoinStage, SemiJoinStage))}
+        # a join of a `with` by its own name reads the CTE of that name
+        names = {s.alias for s in self.plan.stages if isinstance(s, (JoinStage, SemiJoinStage))
+                 and not (s.relation.shared and s.alias == s.relation.name)}
         for ref in self.plan.reads:
             node = self.relations(ref, None)
             if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) \
@@ -473,6 +497,25 @@ def _series(ref: RelationRef, alias: str, column_name: str) -> exp.Expression:
     node = ref.series.copy()
     node.set("alias", exp.TableAlias(this=ident(alias), columns=[ident(column_name)]))
     return node
+
+
+def _passes_through(query: exp.Expression, cte: exp.CTE) -> bool:
+    """Is `query` `SELECT t.a, t.b, ... FROM t` over every column of the CTE `t`, in
+    its order, and nothing else?"""
+    source = query.args.get("from_")
+    if not isinstance(query, exp.Select) or source is None or \
+            not isinstance(source.this, exp.Table) or source.this.name != cte.alias or \
+            source.this.alias or \
+            any(query.args.get(k) for k in ("joins", "where", "group", "having", "order",
+                                            "limit", "distinct", "qualify", "with_")):
+        return False
+    inner = cte.this
+    if not isinstance(inner, exp.Select):
+        return False
+    outputs = [s.alias_or_name for s in inner.selects]
+    return len(query.selects) == len(outputs) and all(
+        isinstance(s, exp.Column) and s.table == cte.alias and s.name == name
+        for s, name in zip(query.selects, outputs))
 
 
 def _unique_names(cols: list[Col]) -> list[str]:

@@ -233,9 +233,8 @@ class Derive:
 
 @dataclass(frozen=True)
 class Select:
-    items: tuple[SelectItem, ...]  # an item whose expr is a Star: every column in scope
+    items: tuple[SelectItem, ...]  # an item whose expr is a Star: columns in scope
     span: Span
-    exclude: tuple[str, ...] = ()  # `select * except a, b`
 
 
 @dataclass(frozen=True)
@@ -247,9 +246,14 @@ class SetOp:
 
 @dataclass(frozen=True)
 class Star:
-    """`*` in `select`: every column in scope, in order."""
+    """`*` in `select`: every column in scope, in order; `rel.*`: every column of the
+    relation `rel` (hidden ones too); either `except` the names after it."""
 
     span: Span
+    relation: str | None = None  # `rel.*`
+    exclude: tuple[str, ...] = ()  # `* except a, b`
+    exclude_spans: tuple[Span, ...] = field(default=(), compare=False)
+    relation_span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -325,6 +329,16 @@ Step = (From | Let | Filter | Join | Expand | Group | Aggregate | Derive | Selec
         | Sort | Take | Distinct | Window)
 
 
+@dataclass(frozen=True)
+class With:
+    """`with name = (from x | ...)`: a relation of one model, read by name."""
+
+    name: str
+    pipeline: Pipeline
+    span: Span
+    name_span: Span
+
+
 # ---- properties
 @dataclass(frozen=True)
 class Duration:
@@ -369,6 +383,7 @@ class ModelDecl:
     pins: tuple[Pin, ...]
     span: Span
     name_span: Span
+    withs: tuple[With, ...] = ()  # `with name = (...)`, in the order written
 
 
 # ---- tests
@@ -390,7 +405,27 @@ class TestDecl:
     name_span: Span
 
 
-Declaration = SourceDecl | ModelDecl | TestDecl
+# ---- functions
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: TypeRef
+    span: Span
+
+
+@dataclass(frozen=True)
+class FunctionDecl:
+    """`fn name(p: type, ...) -> type = expr`: an expression over its parameters."""
+
+    name: str
+    params: tuple[Param, ...]
+    returns: TypeRef
+    body: Expr
+    span: Span
+    name_span: Span
+
+
+Declaration = SourceDecl | ModelDecl | TestDecl | FunctionDecl
 
 
 @dataclass(frozen=True)

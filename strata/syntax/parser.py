@@ -84,10 +84,10 @@ class SeparatorPostLex:
             elif kind in _CLOSE:
                 brackets = max(0, brackets - 1)
             # `>` may close `list<T>` at the end of a line; it never continues one;
-            # nor does the `*` of `select *` (an item, not a product).
+            # nor does the `*` of `select *` or `select o.*` (an item, not a product).
             if kind == "CMP_OP" and tok == ">":
                 kind = "GT"
-            elif kind == "STAR" and prev in ("SELECT", "COMMA"):
+            elif kind == "STAR" and prev in ("SELECT", "COMMA", "DOT"):
                 kind = "STAR_ITEM"
             prev = kind
             yield tok
@@ -222,20 +222,36 @@ class _ToAst(Transformer):
 
     def model(self, meta, children):
         name, *items = children
-        steps, props, pins = [], [], []
+        steps, props, pins, withs = [], [], [], []
         for item in items:
             if isinstance(item, ast.Property):
                 props.append(item)
             elif isinstance(item, ast.Pin):
                 pins.append(item)
+            elif isinstance(item, ast.With):
+                withs.append(item)
             else:
                 steps.append(item)
         return ast.ModelDecl(str(name), tuple(steps), tuple(props), tuple(pins), self.S(meta),
-                             name.span)
+                             name.span, tuple(withs))
+
+    def with_step(self, meta, children):
+        name, _eq, pipeline = children
+        return ast.With(str(name), pipeline, self.S(meta), name.span)
 
     def test(self, meta, children):
         name, *blocks = children
         return ast.TestDecl(str(name), tuple(blocks), self.S(meta), name.span)
+
+    def function(self, meta, children):
+        name, *rest = children
+        params = tuple(c for c in rest if isinstance(c, ast.Param))
+        returns = next(c for c in rest if isinstance(c, ast.TypeRef))
+        return ast.FunctionDecl(str(name), params, returns, rest[-1], self.S(meta), name.span)
+
+    def param(self, meta, children):
+        name, typ = children
+        return ast.Param(str(name), typ, name.span)
 
     def rows_block(self, meta, children):
         kind, relation, header, *rows = children
@@ -317,11 +333,22 @@ class _ToAst(Transformer):
     def select_star(self, meta, children):
         return ast.SelectItem(ast.Star(self.S(meta)), None, self.S(meta))
 
-    def select_except(self, meta, children):
-        star, _kw, *names = children
-        item = ast.SelectItem(ast.Star(_tok_span(self.file, star)), None,
-                              _tok_span(self.file, star))
-        return ast.Select((item,), self.S(meta), tuple(str(n) for n in names))
+    def select_rel_star(self, meta, children):
+        relation = children[0]
+        return ast.SelectItem(ast.Star(self.S(meta), relation, relation_span=relation.span),
+                              None, self.S(meta))
+
+    def star_except(self, meta, children):
+        relation = children[0] if isinstance(children[0], _Name) else None
+        star = next(c for c in children if isinstance(c, Token) and c.type == "STAR")
+        names = [c for c in children[children.index(star) + 2:] if isinstance(c, _Name)]
+        end = _tok_span(self.file, star)
+        start = relation.span if relation is not None else end
+        span = Span(self.file, start.line, start.column, end.end_line, end.end_column)
+        star_node = ast.Star(span, relation, tuple(str(n) for n in names),
+                             tuple(n.span for n in names),
+                             relation.span if relation is not None else None)
+        return ast.SelectItem(star_node, None, self.S(meta))
 
     def setop_step(self, meta, children):
         return ast.SetOp(str(children[0]), _relation(children[1]), self.S(meta))
@@ -845,7 +872,7 @@ def _transform(transformer: _ToAst, file: str, decl: Tree):
 
 # Where a declaration may start when the text is cut into declarations after a
 # syntax error: a line that begins (column 1) with a declaration keyword.
-_DECLARATION_START = re.compile(r"^(?:source|model|test)\b", re.MULTILINE)
+_DECLARATION_START = re.compile(r"^(?:source|model|test|fn)\b", re.MULTILINE)
 
 
 def _syntax_errors(file: str, text: str, err: UnexpectedInput) -> list[Diagnostic]:

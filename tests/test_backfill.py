@@ -392,7 +392,12 @@ E085_CASES = {
     "source without =": (["--source", "orders", "--reason", REASON], "malformed --source"),
     "empty table": (["--source", "orders=", "--reason", REASON], "malformed --source"),
     "empty source": (["--source", "=orders_fixed", "--reason", REASON], "malformed --source"),
-    "several =": (["--source", "orders=a=b", "--reason", REASON], "malformed --source"),
+    # a source's name may hold `=` (issue 39 item 18): split at the last `=` that leaves
+    # a known source, this is `orders` pointed at a table `a=b`, which does not exist
+    "several =": (["--source", "orders=a=b", "--reason", REASON],
+                  "table `a=b` does not exist"),
+    "unclosed backtick": (["--source", "`orders=a", "--reason", REASON],
+                          "malformed --source"),
     "unknown source": (["--source", "ordrs=orders_fixed", "--reason", REASON],
                        "unknown source `ordrs`"),
     "source not read": (["--source", "orders=orders_fixed", "--models", "product_count",

@@ -114,6 +114,9 @@ STAND_IN = "__strata_operand_"
 # never their insides, so a stand-in may take an operand's place while it runs
 VALUE_NODES = (exp.Func, exp.Binary, exp.Unary, exp.Between, exp.In)
 NOT_VALUE_NODES = (exp.UDTF, exp.Unnest, exp.Window, exp.Lambda, exp.Paren)
+# a node's parts, not its operands: a CASE's arms (json_text's spelling reads its first
+# arm), an ORDER BY, a filter
+PARTS = (exp.If, exp.Order, exp.Ordered, exp.Where, exp.Filter)
 
 
 def rewrite_once(node: exp.Expression, rewrites, bind: Bind) -> exp.Expression:
@@ -151,7 +154,7 @@ def _stand_aside(node: exp.Expression) -> dict[str, exp.Expression]:
         return {}
     operands = {}
     for child in list(node.iter_expressions()):
-        if _cheap(child):
+        if _cheap(child) or isinstance(child, PARTS):
             continue
         name = f"{STAND_IN}{len(operands)}"
         stand_in = exp.column(name)

@@ -13,6 +13,7 @@ Whether the bound SQL still means DuckDB's is the differential suite's part
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import pytest
 
@@ -56,6 +57,7 @@ def _examples() -> list[tuple[str, str, bool]]:
     return found + [(op, op, False) for op in OPERATORS]
 
 
+@cache
 def _sql(expr: str, aggregate: bool, dialect: str) -> str | None:
     """The model's SQL, or None where the expression does not check (a literal the
     function requires) or the dialect refuses it (E091)."""
@@ -131,7 +133,7 @@ def test_sql_grows_linearly_with_nesting(dialect: str, nesting: str) -> None:
     2.6 MB). Text is counted without its indentation, which deepens with nesting."""
     inner, outer = NESTINGS[nesting]
     sizes = []
-    for depth in (6, 12):
+    for depth in (4, 8):
         sql = _sql(_nested(depth, inner, outer), False, dialect)
         if sql is None:
             pytest.skip(f"{dialect} refuses {nesting} (E091)")  # PostgreSQL: % of doubles

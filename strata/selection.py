@@ -70,6 +70,14 @@ def parse_selector(text: str, option: str = "--select") -> Selector:
     return Selector(text, method, rest, _depth(shape.group("up")), _depth(shape.group("down")))
 
 
+def _selector(module: Module, text: str, option: str) -> Selector:
+    """A word that is exactly a model's name is that model, even when the name holds
+    `+` or `:` (a backticked name may); anything else is parsed."""
+    if text in module.models:
+        return Selector(text, "model", text)
+    return parse_selector(text, option)
+
+
 def _depth(digits: str | None) -> int:
     """No `+`: 0 levels; `+`: all of them; `2+`: two."""
     if digits is None:
@@ -83,8 +91,8 @@ def resolve(module: Module, select: Iterable[str] = (),
     neither was given (the command then means every model, as without --models).
     An unknown model is E191, a selection left empty E192."""
     select, exclude = list(select), list(exclude)
-    chosen = [parse_selector(s) for s in split_selectors(select)]
-    dropped = [parse_selector(s, "--exclude") for s in split_selectors(exclude)]
+    chosen = [_selector(module, s, "--select") for s in split_selectors(select)]
+    dropped = [_selector(module, s, "--exclude") for s in split_selectors(exclude)]
     if not chosen and not dropped:
         if select or exclude:
             raise fail("E190", "--select or --exclude names no selector", None,

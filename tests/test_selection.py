@@ -154,6 +154,13 @@ def test_path_picks_the_models_defined_under_it(module) -> None:
                                                        "cheap"}
 
 
+def test_a_name_with_a_colon_or_plus_is_that_model(tmp_path: Path) -> None:
+    (tmp_path / "m.strata").write_text(SOURCES + "model `a:b+` {\n  from orders\n}\n")
+    mod = load_module(str(tmp_path / "m.strata"))
+    assert not mod.errors, mod.errors
+    assert resolve(mod, ["a:b+"]) == ["a:b+"]
+
+
 def test_exclude_removes_from_the_selection(module) -> None:
     assert picked(module, "stg_orders+", exclude=("top_customers",)) == {
         "stg_orders", "paid", "totals"}

@@ -70,6 +70,15 @@ def parse_selector(text: str, option: str = "--select") -> Selector:
     return Selector(text, method, rest, _depth(shape.group("up")), _depth(shape.group("down")))
 
 
+def _selectors(module: Module, values: list[str], option: str) -> list[Selector]:
+    """The option's selectors; given but empty (`--select ''`) is E190, not every model."""
+    words = split_selectors(values)
+    if values and not words:
+        raise fail("E190", f"{option} names no selector", None,
+                   f"give selectors, e.g. {option} 'stg_orders+'; or leave {option} out")
+    return [_selector(module, word, option) for word in words]
+
+
 def _selector(module: Module, text: str, option: str) -> Selector:
     """A word that is exactly a model's name is that model, even when the name holds
     `+` or `:` (a backticked name may); anything else is parsed."""
@@ -91,14 +100,10 @@ def resolve(module: Module, select: Iterable[str] = (),
     neither was given (the command then means every model, as without --models).
     An unknown model is E191, a selection left empty E192."""
     select, exclude = list(select), list(exclude)
-    chosen = [_selector(module, s, "--select") for s in split_selectors(select)]
-    dropped = [_selector(module, s, "--exclude") for s in split_selectors(exclude)]
-    if not chosen and not dropped:
-        if select or exclude:
-            raise fail("E190", "--select or --exclude names no selector", None,
-                       "give selectors, e.g. --select 'stg_orders+'; or leave the option out "
-                       "for every model")
+    if not select and not exclude:
         return None
+    chosen = _selectors(module, select, "--select")
+    dropped = _selectors(module, exclude, "--exclude")
     graph = ModelGraph.of(module)
     picked = set().union(*(graph.pick(s, "--select") for s in chosen)) if chosen \
         else set(module.order)

@@ -175,7 +175,7 @@ def test_exclude_alone_removes_from_every_model(module) -> None:
 
 @pytest.mark.parametrize("select, exclude, code", [
     (("++paid",), (), "E190"), (("owner:me",), (), "E190"), (("path:",), (), "E190"),
-    (("",), (), "E190"), (("pai+",), (), "E191"), (("paid",), ("nope",), "E191"),
+    (("",), (), "E190"), (("",), ("paid",), "E190"), ((), (" , ",), "E190"), (("pai+",), (), "E191"), (("paid",), ("nope",), "E191"),
     (("path:models/nowhere",), (), "E192"), (("paid",), ("+paid+",), "E192"),
     (("tag:nightly",), (), "E193"), (("paid",), ("tag:x",), "E193"),
 ])

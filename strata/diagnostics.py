@@ -226,4 +226,10 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E188": ("a recursive relation", "union (from this_model | join ...); with recursive"),
     "E189": ("arg_min/arg_max over a window",
              "window by k order t then derive a = arg_min(x, y)"),
+    "E190": ("a selector that cannot be read", "--select '++orders'; --select 'owner:me'"),
+    "E191": ("unknown model in --select or --exclude", "--select 'stg_order+'"),
+    "E192": ("a selection that picks no model",
+             "--select path:models/nowhere; --select orders --exclude orders"),
+    "E193": ("tag: selectors: the language has no tags yet", "--select tag:nightly"),
+    "E194": ("--models with --select or --exclude", "--models orders --select 'orders+'"),
 }

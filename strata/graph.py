@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from strata.compiler import compile_statements, format_statements
+from strata.compiler import compile_statements, format_statements, select_models
 from strata.engine.warehouse import MAIN_BRANCH
 from strata.lineage import edges as column_edges
 from strata.lineage import model_lineage
@@ -65,8 +65,9 @@ class Graph:
 
 
 def build_graph(module: Module, warehouse: str | None = None,
-                branch: str = MAIN_BRANCH) -> Graph:
-    """The module's graph; with `warehouse` (opened read-only), each model's state."""
+                branch: str = MAIN_BRANCH, models: list[str] | None = None) -> Graph:
+    """The module's graph; with `warehouse` (opened read-only), each model's state;
+    with `models`, only those models and the sources they read (edges between them)."""
     nodes = [Node(s.name, "source", [(c, str(t)) for c, t in s.columns])
              for s in module.sources.values()]
     sql = _sql_by_model(module)
@@ -83,9 +84,21 @@ def build_graph(module: Module, warehouse: str | None = None,
             if (rel, name) not in found:
                 found.append((rel, name))
     graph = Graph(nodes, found)
+    if models is not None:
+        graph = _only(graph, module, models)
     if warehouse is not None:
         _add_state(module, graph, warehouse, branch)
     return graph
+
+
+def _only(graph: Graph, module: Module, models: list[str]) -> Graph:
+    """The part of the graph a selection draws: its models, the sources they read,
+    and the edges between those (an upstream model left out is not drawn)."""
+    kept = {"model": set(select_models(module, models))}
+    kept["source"] = {s for m in kept["model"] for s in module.models[m].sources_read}
+    drawn = kept["model"] | kept["source"]
+    return Graph([n for n in graph.nodes if n.name in kept[n.kind]],
+                 [(a, b) for a, b in graph.edges if a in drawn and b in kept["model"]])
 
 
 def _sql_by_model(module: Module) -> dict[str, str]:

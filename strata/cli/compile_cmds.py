@@ -51,6 +51,38 @@ dialect_option = click.option("--dialect", "dialect", default=dialects.DEFAULT, 
                               help=f"Target engine: {', '.join(dialects.DIALECTS)}.")
 models_option = click.option("--models", "models", default=None, metavar="M1,M2",
                              help="Only these models (comma-separated).")
+select_option = click.option(
+    "--select", "select", multiple=True, metavar="SELECTOR",
+    help="Only the models these selectors pick (repeatable; space- or comma-separated): "
+         "`name`, `name+` (and downstream), `+name` (and upstream), `+name+`, depth "
+         "limits `2+name+1`, `path:models/staging` (models defined under that path). "
+         "Not with --models.")
+exclude_option = click.option(
+    "--exclude", "exclude", multiple=True, metavar="SELECTOR",
+    help="Leave out the models these selectors pick (same forms as --select).")
+
+
+def selection_options(command):
+    """--models, --select and --exclude, in that order on the command."""
+    return models_option(select_option(exclude_option(command)))
+
+
+def chosen_models(module: Module, models: str | None, select: tuple[str, ...] = (),
+                  exclude: tuple[str, ...] = ()) -> list[str] | None:
+    """What a command hands its library call as `models`: --models as it always was,
+    or what --select/--exclude pick (strata/selection.py); None for every model."""
+    from strata.selection import resolve
+
+    if models is not None and (select or exclude):
+        given = "--select" if select else "--exclude"
+        raise fail("E194", f"--models and {given} cannot be used together", None,
+                   f"--select takes model names too: --select {' '.join(split_names(models) or [])}"
+                   if select else "write the selection with --select and --exclude")
+    if models is not None:
+        return split_names(models)
+    return resolve(module, select, exclude)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 at_option = click.option("--at", "at", default=None, metavar="DATETIME",
                          help="The run's date and time that run_date() and run_timestamp() "
@@ -79,20 +111,21 @@ def check(module: str, as_json: bool) -> None:
 @click.argument("module", type=click.Path())
 @click.option("--show-sql", is_flag=True, help="Print the SQL of each model.")
 @dialect_option
-@models_option
+@selection_options
 @click.option("--watermark", default=None, metavar="VALUE",
               help="Embed this watermark in incremental SQL instead of a placeholder.")
 @at_option
 @json_option
 @handled
 def compile_(module: str, show_sql: bool, dialect: str, models: str | None,
-             watermark: str | None, at: str | None, as_json: bool) -> None:
+             select: tuple[str, ...], exclude: tuple[str, ...], watermark: str | None, at: str | None, as_json: bool) -> None:
     """Compile MODULE to SQL; with --show-sql print it (full and incremental)."""
     from strata.clock import run_clock
 
     dialects.get(dialect)
     mod = load_checked(module)
-    statements = compile_statements(mod, dialect, split_names(models), watermark,
+    statements = compile_statements(mod, dialect, chosen_models(mod, models, select, exclude),
+                                    watermark,
                                     keep_trees=False, clock=run_clock(at))
     if as_json:
         print_json([{"model": s.model, "label": s.label, "sql": s.sql} for s in statements])

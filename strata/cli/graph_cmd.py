@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from strata.cli.compile_cmds import load_checked
+from strata.cli.compile_cmds import chosen_models, load_checked, selection_options
 from strata.cli.main import cli, handled
 from strata.diagnostics import fail
 from strata.graph import build_graph, dot, mermaid
@@ -30,14 +30,18 @@ HTML_DEFAULT = "graph.html"  # a page is opened in a browser, not read on a term
 @click.option("--out", "out", default=None, metavar="FILE",
               help=f"Where to write; `-` is stdout. Default: {HTML_DEFAULT} for html, "
                    "stdout for mermaid and dot.")
+@selection_options
 @handled
 def graph_cmd(module: str, warehouse: str | None, branch: str, fmt: str,
-              out: str | None) -> None:
+              out: str | None, models: str | None, select: tuple[str, ...],
+              exclude: tuple[str, ...]) -> None:
     """Draw MODULE's sources and models and what each reads: a self-contained HTML page
     (pan, zoom, click a model for its SQL, columns, pins, lineage and history), or
-    Mermaid or Graphviz text."""
+    Mermaid or Graphviz text. With --models or --select, only the models chosen and
+    the sources they read."""
     mod = load_checked(module)
-    graph = build_graph(mod, warehouse, branch)
+    graph = build_graph(mod, warehouse, branch,
+                        models=chosen_models(mod, models, select, exclude))
     if fmt == "mermaid":
         text = mermaid(graph)
     elif fmt == "dot":

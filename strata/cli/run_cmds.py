@@ -9,10 +9,10 @@ import click
 
 from strata.cli.compile_cmds import (
     at_option,
+    chosen_models,
     json_option,
     load_checked,
-    models_option,
-    split_names,
+    selection_options,
 )
 from strata.cli.main import cli, console, handled, print_json
 from strata.cli.render import terminal_text
@@ -123,7 +123,7 @@ def print_report(report: RunReport, as_json: bool) -> None:
 @cli.command(name="run")
 @click.argument("module", type=click.Path())
 @new_warehouse_option
-@models_option
+@selection_options
 @branch_option
 @click.option("--override", "overrides", multiple=True, metavar="SOURCE=TABLE",
               help="Point a source at another table for this run (repeatable).")
@@ -135,12 +135,12 @@ def print_report(report: RunReport, as_json: bool) -> None:
 @at_option
 @json_option
 @handled
-def run_cmd(module: str, warehouse: str, models: str | None, branch: str,
-            overrides: tuple[str, ...], only_stale: bool, stage_only: bool, full_refresh: bool,
+def run_cmd(module: str, warehouse: str, models: str | None, select: tuple[str, ...],
+            exclude: tuple[str, ...], branch: str, overrides: tuple[str, ...], only_stale: bool, stage_only: bool, full_refresh: bool,
             workers: int, at: str | None, as_json: bool) -> None:
     """Materialize MODULE's models (and their upstream) into WAREHOUSE."""
     mod = load_checked(module)
-    names = split_names(models)
+    names = chosen_models(mod, models, select, exclude)
     opts = RunOptions(models=names, branch=branch, overrides=parse_overrides(overrides, mod),
                       only_stale=only_stale, stage_only=stage_only, full_refresh=full_refresh,
                       full_refresh_models=names if full_refresh and names else None,
@@ -153,16 +153,17 @@ def run_cmd(module: str, warehouse: str, models: str | None, branch: str,
 @cli.command(name="plan")
 @click.argument("module", type=click.Path())
 @warehouse_option
-@models_option
+@selection_options
 @branch_option
 @at_option
 @json_option
 @handled
-def plan_cmd(module: str, warehouse: str, models: str | None, branch: str, at: str | None,
-             as_json: bool) -> None:
+def plan_cmd(module: str, warehouse: str, models: str | None, select: tuple[str, ...],
+             exclude: tuple[str, ...], branch: str, at: str | None, as_json: bool) -> None:
     """Show which models a run would rebuild and why, without executing any."""
     mod = load_checked(module)
-    selection = select_models(mod, split_names(models))
+    names = chosen_models(mod, models, select, exclude)
+    selection = select_models(mod, names)
     closure = [m for m in mod.order if m in mod.upstream(selection)]
     code_fps = code_fingerprints(mod, closure)
     clock = run_clock(at).fingerprints({n for m in closure for n in mod.plan(m).clock})
@@ -175,7 +176,7 @@ def plan_cmd(module: str, warehouse: str, models: str | None, branch: str, at: s
         reasons = plan_reasons(mod, closure, code_fps, base, live,
                                moved_relations(mod, read_then), H.quarantined(wh), clock)
         # what a run of the whole module would drop (a --models run drops nothing)
-        removed = {} if split_names(models) else vanished_views(wh, live, mod.models)
+        removed = {} if names else vanished_views(wh, live, mod.models)
     finally:
         wh.close()
     drift = drift_plan(mod, closure, base)

@@ -1,4 +1,4 @@
-"""`strata test MODULE [--models m1,m2] [--json]`: run the module's `test` blocks."""
+"""`strata test MODULE [--models m1,m2 | --select S] [--exclude S] [--json]`: run the module's `test` blocks."""
 
 from __future__ import annotations
 
@@ -6,21 +6,22 @@ import sys
 
 import click
 
-from strata.cli.compile_cmds import json_option, load_checked, models_option, split_names
+from strata.cli.compile_cmds import chosen_models, json_option, load_checked, selection_options
 from strata.cli.main import cli, console, handled, print_json
 from strata.engine.testing import Failure, TestReport, run_tests, show_value
 
 
 @cli.command(name="test")
 @click.argument("module", type=click.Path())
-@models_option
+@selection_options
 @json_option
 @handled
-def test_cmd(module: str, models: str | None, as_json: bool) -> None:
-    """Run every `test` block of MODULE in an isolated in-memory DuckDB (with --models,
-    only tests expecting those models). Exit 1 when any fails."""
+def test_cmd(module: str, models: str | None, select: tuple[str, ...],
+             exclude: tuple[str, ...], as_json: bool) -> None:
+    """Run every `test` block of MODULE in an isolated in-memory DuckDB (with --models
+    or --select, only tests expecting those models). Exit 1 when any fails."""
     mod = load_checked(module)
-    report = run_tests(mod, split_names(models))
+    report = run_tests(mod, chosen_models(mod, models, select, exclude))
     if as_json:
         print_json(report.to_json())
     else:

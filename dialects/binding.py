@@ -117,6 +117,7 @@ NOT_VALUE_NODES = (exp.UDTF, exp.Unnest, exp.Window, exp.Lambda, exp.Paren)
 # a node's parts, not its operands: a CASE's arms (json_text's spelling reads its first
 # arm), an ORDER BY, a filter
 PARTS = (exp.If, exp.Order, exp.Ordered, exp.Where, exp.Filter)
+ATOMIC = (exp.Column, exp.Literal, exp.Func, exp.Paren, exp.Subquery)
 
 
 def rewrite_once(node: exp.Expression, rewrites, bind: Bind) -> exp.Expression:
@@ -134,8 +135,9 @@ def rewrite_once(node: exp.Expression, rewrites, bind: Bind) -> exp.Expression:
         new = rewrite(node)
         if new is not node:
             return _put_back(new, operands, bind)
-    for name, operand in operands.items():  # unchanged: each back where it was
-        next(c for c in node.find_all(exp.Column) if c.name == name).replace(operand)
+    for column in list(node.find_all(exp.Column)):  # unchanged: each back where it was
+        if column.name in operands and not column.table:
+            column.replace(operands[column.name])
     return node
 
 
@@ -188,15 +190,20 @@ def _put_back(tree: exp.Expression, operands: dict[str, exp.Expression],
 
 def _replace(tree: exp.Expression, place: exp.Expression,
              operand: exp.Expression) -> exp.Expression:
-    """`operand` where the stand-in `place` is, in parentheses where an operator
-    holds it (an operand was in its own node's precedence, not the spelling's)."""
-    if _holds_by_precedence(place.parent) and not isinstance(operand, (exp.Column, exp.Literal, exp.Func, exp.Paren,
-                                     exp.Subquery)):
-        operand = exp.Paren(this=operand)
+    """`operand` where the stand-in `place` is (the new root if it was the root)."""
+    operand = _parenthesized(place, operand)
     if place is tree:
         return operand
     place.replace(operand)
     return tree
+
+
+def _parenthesized(place: exp.Expression, value: exp.Expression) -> exp.Expression:
+    """`value` in parentheses where an operator holds `place` and `value` is not
+    atomic: an operand kept its own node's precedence, not the spelling's."""
+    if _holds_by_precedence(place.parent) and not isinstance(value, ATOMIC):
+        return exp.Paren(this=value)
+    return value
 
 
 def _holds_by_precedence(parent: exp.Expression | None) -> bool:
@@ -209,19 +216,12 @@ def _body(template: exp.Expression, name: str) -> Body:
     def body(value: exp.Expression) -> exp.Expression:
         def fill(node: exp.Expression) -> exp.Expression:
             if isinstance(node, exp.Column) and node.name == name and not node.table:
-                return _replace_value(node, value)
+                return _parenthesized(node, value.copy())
             return node
 
         return template.copy().transform(fill, copy=False)
 
     return body
-
-
-def _replace_value(place: exp.Expression, value: exp.Expression) -> exp.Expression:
-    value = value.copy()
-    if _holds_by_precedence(place.parent) and not isinstance(value, (exp.Column, exp.Literal, exp.Func, exp.Paren, exp.Subquery)):
-        return exp.Paren(this=value)
-    return value
 
 
 def _inside_a_call(place: exp.Expression, root: exp.Expression) -> bool:

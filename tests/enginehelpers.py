@@ -23,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from processes import run_bounded
 
 ROOT = Path(__file__).resolve().parent.parent
 STRATA = [str(Path(sys.executable).parent / "strata")]  # the installed console script
@@ -130,8 +131,7 @@ def _run_script(args: list[str], cwd: Path, env: dict, timeout: float) -> Ran:
     """The installed script; its CPU time is what this process's waited-for children
     used across the call (the call waits for it, and for nothing else)."""
     before = _children_cpu()
-    proc = subprocess.run([*STRATA, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    proc = run_bounded([*STRATA, *args], cwd=cwd, env=env, timeout=timeout)
     return Ran(proc.args, proc.returncode, proc.stdout, proc.stderr,
                _children_cpu() - before)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from processes import run_bounded
 
 from strata.graph import build_graph, dot, mermaid
 from strata.graph_html import embed_json, layout, page
@@ -183,11 +184,15 @@ def _chromium() -> str:
 
 
 def _browser(html: Path, *args: str, fragment: str = "") -> subprocess.CompletedProcess:
+    # no background networking, component updates, sync or QUIC: on a closed network
+    # each is a connection refused (or a lookup that waits) at every start
     cmd = [_chromium(), "--headless", "--disable-gpu", "--no-sandbox",
-           "--no-first-run", "--disable-extensions", "--window-size=1400,900",
+           "--no-first-run", "--disable-extensions", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--disable-quic",
+           "--window-size=1400,900",
            f"--user-data-dir={html.parent / 'profile'}", "--virtual-time-budget=5000",
            *args, html.as_uri() + fragment]
-    return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=180)
+    return run_bounded(cmd, timeout=180)  # a hung browser's helpers cannot hang the test
 
 
 class _Dom(HTMLParser):

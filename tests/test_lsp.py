@@ -157,10 +157,17 @@ class Editor:
             lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri))))
 
     def shutdown(self) -> None:
-        self.run(self.client.shutdown_async(None))
-        self.client.exit(None)
-        self.run(self.client.stop())
-        self.loop.close()
+        """`shutdown`, `exit`, and the server's end, within a minute: pygls' client
+        waits for the process without a bound, and never reads its stderr."""
+        try:
+            self.run(asyncio.wait_for(self.client.shutdown_async(None), 60))
+            self.client.exit(None)
+            self.run(asyncio.wait_for(self.client.stop(), 60))
+        finally:
+            server = self.client._server
+            if server is not None and server.returncode is None:
+                server.kill()
+            self.loop.close()
 
 
 @pytest.fixture(scope="module")

@@ -318,3 +318,30 @@ def test_requests_about_documents_never_opened_read_no_file(wire, tmp_path):
     assert symbol_names(wire.call("textDocument/documentSymbol",
                                   {"textDocument": {"uri": fifo.as_uri()}})) == []
     answered(wire)
+
+
+@pytest.mark.parametrize("shut_down_first", [True, False], ids=["shutdown-exit", "exit"])
+def test_exit_with_work_under_way_ends_the_server_quietly(tmp_path, shut_down_first):
+    """`exit` arriving while checks and answers are still under way: the server
+    closes its output and ends (0 after `shutdown`, 1 without, as the LSP says), and
+    whatever it still had to say is dropped, never a traceback per message on stderr.
+    (Each failed send used to be reported to the client by another send that failed:
+    tracebacks without end, which blocked the server once stderr's pipe was full.)"""
+    (tmp_path / "m.strata").write_text(MODULE)
+    uri = (tmp_path / "m.strata").as_uri()
+    for round_ in range(5):
+        started = RawServer(tmp_path)
+        try:
+            started.initialize({"debounce_ms": round_})
+            started.open(uri, MODULE)
+            for version in range(2, 2 + 10 * round_):
+                started.change(uri, MODULE.replace("10", str(version)), version)
+                started.request("textDocument/hover", hover_params(uri))
+            if shut_down_first:
+                started.request("shutdown")
+            started.notify("exit", None)
+            assert started.proc.wait(timeout=60) == (0 if shut_down_first else 1)
+            err = started.stderr_text()
+            assert "Traceback" not in err and len(err) < 2000, err[-2000:]
+        finally:
+            started.close()

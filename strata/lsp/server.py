@@ -29,7 +29,6 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -65,6 +64,7 @@ class StrataServer(LanguageServer):
         self.module_option: Path | None = None
         self.debounce = DEBOUNCE_MS / 1000
         self.searcher = ThreadPoolExecutor(1, thread_name_prefix="strata-search")
+        self.writer: wire.ClientWriter | None = None  # stdout, once serving
         self.initialized = False
         self.shut = False
 
@@ -262,7 +262,9 @@ class StrataServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source) -> None:
         """A notification that failed has no one to answer: said in the client's
-        log, in one line, without a traceback."""
+        log, in one line, without a traceback; nothing once the client is gone."""
+        if self.writer is not None and self.writer.closed:
+            return
         try:
             self.window_log_message(lsp.LogMessageParams(
                 type=lsp.MessageType.Warning,
@@ -274,7 +276,8 @@ class StrataServer(LanguageServer):
     def serve_stdio(self) -> None:
         """Read stdin in a thread of its own, cut it into messages, dispatch each on
         the event loop (pygls' handlers run there) until `exit` or end of input."""
-        self.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        self.writer = wire.ClientWriter(sys.stdout.buffer)
+        self.protocol.set_writer(self.writer)
         asyncio.run(self._serve(sys.stdin.buffer))
 
     async def _serve(self, stdin) -> None:

@@ -183,3 +183,32 @@ def clean(error: ResponseError) -> ResponseError:
 def _first_line(value) -> str:
     text = str(value).strip()
     return text.splitlines()[0] if text else ""
+
+
+class ClientWriter:
+    """pygls' writer to the client, except that once the client is gone (the stream
+    closed by `exit`, or a broken pipe) every later message is dropped. pygls reports
+    a failed send as a server error, and a server error is a message to the client:
+    each failure sent another, an endless chain of tracebacks on stderr that, with
+    nobody reading stderr, blocked the server before it could exit."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self.closed = False
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                self._stream.close()
+            except (OSError, ValueError):  # a broken pipe's last flush
+                pass
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            self._stream.write(data)
+            self._stream.flush()
+        except (OSError, ValueError):  # the client closed its end, or we did
+            self.closed = True

@@ -25,9 +25,13 @@ there would hide a broken setup.
 Parallel runs (`pytest -n 2 --dist loadgroup`, pytest-xdist, as `.ci/run` does): each
 worker is a process of its own, with its own session fixtures (its own PostgreSQL
 server, in its own temporary directory). The tests that use Spark (a Spark fixture,
-or a parameter named `*engine*`/`*adapter*` set to `spark`/`spark_engine`) form the
-xdist group `spark`, run by one worker: one Spark JVM and one Spark Connect server
-per run instead of one per worker on a 2-core machine. pytest-xdist 3.8 does not
+or a parameter named `*engine*`/`*adapter*` set to `spark`/`spark_engine`) form two
+xdist groups, one per Spark JVM: `spark-connect` (the tests that reach the Spark
+Connect server: its fixtures, or `engine_wh` set to `spark`) and `spark` (the rest,
+on the test process's own local Spark session). Each group runs on one worker, so
+each JVM starts once per run; they are the two largest groups, so pytest-xdist hands
+them to the two workers first and the two JVMs' tests run side by side (one group
+held every Spark test, the critical path of the whole run: 19 minutes). pytest-xdist 3.8 does not
 apply groups under pytest 9.2 (its loadgroup renames node ids, which 9.2 ignores:
 pytest-xdist issue 1386); until it does, each worker that meets a Spark test starts
 its own Spark, which is correct, only slower: pyproject pins pytest < 9.2 for it.
@@ -56,11 +60,15 @@ from real_engines import (
     start_spark_connect,
 )
 
-SPARK_FIXTURES = frozenset({"spark_engine", "spark_connect", "spark_connect_url"})
+CONNECT_FIXTURES = frozenset({"spark_connect", "spark_connect_url"})
+SPARK_FIXTURES = frozenset({"spark_engine"}) | CONNECT_FIXTURES
 # a parameter that picks the engine (`adapter`, `engine`, `engine_name`: a name with
 # "adapter" or "engine" in it) set to Spark; a `dialect` parameter only compiles
 SPARK_PARAMS = frozenset({"spark", "spark_engine"})
+# the parameters whose Spark case is the Spark Connect server (tests/engine_warehouses.py)
+CONNECT_PARAMS = frozenset({"engine_wh"})
 SPARK_GROUP = "spark"
+SPARK_CONNECT_GROUP = "spark-connect"
 
 
 def _in_ci() -> bool:
@@ -73,16 +81,30 @@ def _unavailable(err: EngineUnavailable) -> None:
     pytest.skip(str(err))
 
 
+def _spark_params(item: pytest.Item) -> list[str]:
+    """The names of the test's parameters that pick Spark as its engine."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.items() if callspec is not None else ()
+    return [name for name, value in params if ("engine" in name or "adapter" in name)
+            and isinstance(value, str) and value in SPARK_PARAMS]
+
+
 def uses_spark(item: pytest.Item) -> bool:
     """The test asks for a Spark fixture, directly or through a parameter that picks
     the engine (`adapter` = "spark", `engine_name` = "spark", `engine` =
     "spark_engine")."""
-    if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
-        return True
-    callspec = getattr(item, "callspec", None)
-    params = callspec.params.items() if callspec is not None else ()
-    return any(("engine" in name or "adapter" in name) and isinstance(value, str)
-               and value in SPARK_PARAMS for name, value in params)
+    return bool(SPARK_FIXTURES & set(getattr(item, "fixturenames", ()))
+                or _spark_params(item))
+
+
+def spark_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that uses Spark: the JVM it reaches (None: no Spark)."""
+    if not uses_spark(item):
+        return None
+    if CONNECT_FIXTURES & set(getattr(item, "fixturenames", ())) \
+            or CONNECT_PARAMS & set(_spark_params(item)):
+        return SPARK_CONNECT_GROUP
+    return SPARK_GROUP
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -94,8 +116,9 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if uses_spark(item):
-            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+        group = spark_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)

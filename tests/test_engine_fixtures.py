@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from conftest import SPARK_GROUP
+from conftest import SPARK_CONNECT_GROUP, SPARK_GROUP
 from real_engines import PostgresEngine, SparkConnectServer
 
 from strata.engine.locations import PostgresURL, parse_location
@@ -60,9 +60,16 @@ def test_a_database_is_dropped_even_while_a_client_holds_it(postgres_engine):
 
 
 @pytest.mark.parametrize("engine_name", ["duckdb", "postgres", "spark"])
-def test_the_tests_that_use_spark_share_one_xdist_group(engine_name, request):
+def test_the_tests_on_the_local_spark_session_share_one_xdist_group(engine_name, request):
     groups = [m.args[0] for m in request.node.iter_markers("xdist_group")]
     assert groups == ([SPARK_GROUP] if engine_name == "spark" else [])
+
+
+@pytest.mark.parametrize("engine_wh", ["spark"])  # as tests/engine_warehouses.py's fixture
+def test_the_tests_on_spark_connect_share_another(engine_wh, request):
+    """Both Spark JVMs' tests run side by side, each group on one worker."""
+    groups = [m.args[0] for m in request.node.iter_markers("xdist_group")]
+    assert groups == [SPARK_CONNECT_GROUP]
 
 
 @pytest.mark.parametrize("dialect", ["spark"])

@@ -245,6 +245,29 @@ def test_test_select_runs_only_the_tests_of_the_selection(shop: Project) -> None
     assert ran["tests"] == []
 
 
+def test_build_select_writes_the_files_of_the_selection(shop: Project) -> None:
+    out = shop.strata_json("build", str(shop.module), "-o", str(shop.dir / "sql"),
+                           "--select", "path:models/staging", "--exclude", "stg_products")
+    assert set(out["models"]) == {"stg_orders"}
+    assert sorted(p.name for p in (shop.dir / "sql").rglob("*.sql")) == ["stg_orders.sql"]
+
+
+def test_backfill_select_rebuilds_the_selection_only(shop: Project) -> None:
+    """A corrected `orders` reaches stg_orders, paid, totals and top_customers; the
+    selection `+totals` leaves top_customers as the run built it."""
+    run = shop.run_json()
+    shop.sql("CREATE TABLE orders_fixed AS SELECT * FROM orders",
+             "UPDATE orders_fixed SET amount = amount + 1")
+    report = shop.strata_json("backfill", str(shop.module), run["run_id"], "-o",
+                              str(shop.warehouse), "--source", "orders=orders_fixed",
+                              "--select", "+totals", "--reason", "orders corrected")
+    assert set(report["rebuilt"]) == {"stg_orders", "paid", "totals"}
+    proc = shop.run("backfill", str(shop.module), run["run_id"], "-o", str(shop.warehouse),
+                    "--source", "orders=orders_fixed", "--models", "paid",
+                    "--select", "paid", "--reason", "again", check=False)
+    assert error_code(proc) == "E194"
+
+
 def test_models_keeps_working(shop: Project) -> None:
     report = shop.run_json("--models", "paid")
     assert {m["model"] for m in report["models"]} == {"stg_orders", "paid"}
@@ -258,10 +281,11 @@ def test_models_keeps_working(shop: Project) -> None:
     (["--models", "paid", "--select", "paid+"], "E194"),
     (["--models", "paid", "--exclude", "totals"], "E194"),
 ])
-@pytest.mark.parametrize("command", ["run", "plan", "compile", "test", "graph"])
+@pytest.mark.parametrize("command", ["run", "plan", "compile", "test", "graph", "build"])
 def test_cli_errors_are_coded_and_nothing_is_built(shop: Project, command: str,
                                                    args: list[str], code: str) -> None:
-    where = ["-o", str(shop.warehouse)] if command in ("run", "plan") else []
+    where = {"run": ["-o", str(shop.warehouse)], "plan": ["-o", str(shop.warehouse)],
+             "build": ["-o", str(shop.dir / "sql")]}.get(command, [])
     proc = shop.run(command, str(shop.module), *where, *args, check=False)
     assert proc.returncode == 1, proc.stdout
     assert error_code(proc) == code
@@ -270,6 +294,8 @@ def test_cli_errors_are_coded_and_nothing_is_built(shop: Project, command: str,
         assert "did you mean `stg_orders`?" in proc.stderr
     if command == "run":
         assert shop.history() == []
+    if command == "build":
+        assert not (shop.dir / "sql").exists()
 
 
 def test_help_documents_select() -> None:

@@ -6,10 +6,10 @@ import click
 
 from strata.cli.compile_cmds import (
     at_option,
+    chosen_models,
     json_option,
     load_checked,
-    models_option,
-    split_names,
+    selection_options,
 )
 from strata.cli.main import cli, console, handled, print_json
 from strata.cli.run_cmds import print_report, progress_printer, warehouse_option, workers_option
@@ -23,7 +23,7 @@ from strata.engine.backfill import backfill
 @click.option("--source", "sources", multiple=True, metavar="SOURCE=TABLE",
               help="Point a source at its corrected table (repeatable; wins over the "
                    "run's override).")
-@models_option
+@selection_options
 @click.option("--reason", default=None, metavar="TEXT",
               help="Why the run is corrected (required; recorded in the history).")
 @warehouse_option
@@ -32,12 +32,13 @@ from strata.engine.backfill import backfill
 @json_option
 @handled
 def backfill_cmd(module: str, run_id: str, sources: tuple[str, ...], models: str | None,
-                 reason: str | None, warehouse: str, workers: int, at: str | None,
-                 as_json: bool) -> None:
+                 select: tuple[str, ...], exclude: tuple[str, ...], reason: str | None,
+                 warehouse: str, workers: int, at: str | None, as_json: bool) -> None:
     """Re-run RUN_ID with corrected sources under an audited reason: only the models
     downstream of a corrected source are rebuilt; RUN_ID stays intact."""
     mod = load_checked(module)
-    report = backfill(mod, warehouse, run_id, sources, split_names(models, code="E085"), reason,
+    chosen = chosen_models(mod, models, select, exclude, code="E085")
+    report = backfill(mod, warehouse, run_id, sources, chosen, reason,
                       module_path=module, progress=progress_printer(as_json), workers=workers,
                       clock=run_clock(at) if at is not None else None)
     if as_json:

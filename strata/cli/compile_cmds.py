@@ -68,9 +68,10 @@ def selection_options(command):
 
 
 def chosen_models(module: Module, models: str | None, select: tuple[str, ...] = (),
-                  exclude: tuple[str, ...] = ()) -> list[str] | None:
-    """What a command hands its library call as `models`: --models as it always was,
-    or what --select/--exclude pick (strata/selection.py); None for every model."""
+                  exclude: tuple[str, ...] = (), code: str = "E079") -> list[str] | None:
+    """What a command hands its library call as `models`: --models as it always was
+    (`code`: the error for a --models naming nothing), or what --select/--exclude pick
+    (strata/selection.py); None for every model."""
     from strata.selection import resolve
 
     if models is not None and (select or exclude):
@@ -79,7 +80,7 @@ def chosen_models(module: Module, models: str | None, select: tuple[str, ...] = 
                    f"--select takes model names too: --select {' '.join(split_names(models) or [])}"
                    if select else "write the selection with --select and --exclude")
     if models is not None:
-        return split_names(models)
+        return split_names(models, code=code)
     return resolve(module, select, exclude)
 
 
@@ -142,14 +143,16 @@ def compile_(module: str, show_sql: bool, dialect: str, models: str | None,
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(),
               help="Directory to write one .sql file per model into.")
 @dialect_option
-@models_option
+@selection_options
 @json_option
 @handled
-def build(module: str, out_dir: str, dialect: str, models: str | None, as_json: bool) -> None:
+def build(module: str, out_dir: str, dialect: str, models: str | None,
+          select: tuple[str, ...], exclude: tuple[str, ...], as_json: bool) -> None:
     """Write the SQL of each model of MODULE as files under DIR (nothing executes)."""
     dialects.get(dialect)
     mod = load_checked(module)
-    statements = compile_statements(mod, dialect, split_names(models), keep_trees=False)
+    statements = compile_statements(mod, dialect, chosen_models(mod, models, select, exclude),
+                                    keep_trees=False)
     by_model: dict[str, list] = {}
     for s in statements:
         by_model.setdefault(s.model, []).append(s)

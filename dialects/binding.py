@@ -23,11 +23,13 @@ from collections.abc import Callable
 from sqlglot import exp
 
 Body = Callable[[exp.Expression], exp.Expression]
-Bind = Callable[..., exp.Expression]  # (x, body[, name]) -> body of x, x computed once
+Bind = Callable[..., exp.Expression]  # (x, body[, name]) -> body of x, x computed once;
+# a Bind calls its body exactly once
 
 # Strata's own names start with two underscores; a user's cannot
 VALUE, ROW = "__v", "__r"
 PLACEHOLDER = "__strata_bound__"
+HOLDS_AGGREGATE = "strata_holds_aggregate"  # node meta: a bound value, and whether it does
 CHEAP = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.DataType, exp.Identifier,
          exp.Var, exp.Star, exp.Placeholder)
 
@@ -51,8 +53,17 @@ def _belongs_to_its_query(x: exp.Expression) -> bool:
     """Does x hold an aggregate or a window function? Moved into a scalar subquery,
     PostgreSQL evaluates such a call in the subquery, over its one row, whenever it
     reads no outer column (COUNT(*): 1; ROW_NUMBER() OVER (): 1), so it must stay
-    in the query it was written in."""
-    return any(isinstance(node, (exp.AggFunc, exp.Window)) for node in x.walk())
+    in the query it was written in. A value bound before says what it holds
+    (HOLDS_AGGREGATE): the walk stops there, so a nesting is walked once, not once
+    per level."""
+    for node in x.walk(prune=lambda n: n is not x and HOLDS_AGGREGATE in n.meta):
+        known = node.meta.get(HOLDS_AGGREGATE) if node is not x else None
+        if known is not None:
+            if known:
+                return True
+        elif isinstance(node, (exp.AggFunc, exp.Window)):
+            return True
+    return False
 
 
 def _fresh(base: str, *trees: exp.Expression) -> str:
@@ -66,18 +77,25 @@ def _fresh(base: str, *trees: exp.Expression) -> str:
 
 
 def _named(body: Body, name: str | None) -> tuple[exp.Expression, str, str]:
-    """body applied to a placeholder, then the placeholder renamed: to `name`, or to
-    the first of __v, __v1, .. that the body does not use."""
+    """body applied to the column `name`; without a name, to a placeholder renamed
+    to the first of __v, __v1, .. that the body does not use (a walk of the whole
+    body, which a given name spares: the body may hold a deeply nested operand)."""
+    if name is not None:
+        return body(exp.column(name)), name, _row_of(name)
     built = body(exp.column(PLACEHOLDER))
-    value = name or _fresh(VALUE, built)
-    row = ROW if value == VALUE else "__r" + value[2:]
+    value = _fresh(VALUE, built)
 
     def rename(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.name == PLACEHOLDER:
             return exp.column(value)
         return node
 
-    return built.transform(rename, copy=False), value, row
+    return built.transform(rename, copy=False), value, _row_of(value)
+
+
+def _row_of(value: str) -> str:
+    """The derived table's alias that goes with a value's name: __v -> __r, __o1 -> __r1."""
+    return ROW if value == VALUE else "__r" + value[2:]
 
 
 def bind_by_subquery(x: exp.Expression, body: Body, name: str | None = None) -> exp.Expression:
@@ -93,7 +111,9 @@ def bind_by_subquery(x: exp.Expression, body: Body, name: str | None = None) -> 
     # whole nested operand (a copy per level made the work quadratic in the depth)
     inner = exp.Subquery(this=exp.Select(expressions=[exp.Alias(
         this=x, alias=exp.to_identifier(value))]), alias=exp.TableAlias(this=exp.to_identifier(row)))
-    return exp.Subquery(this=exp.Select(expressions=[built], from_=exp.From(this=inner)))
+    bound = exp.Subquery(this=exp.Select(expressions=[built], from_=exp.From(this=inner)))
+    bound.meta[HOLDS_AGGREGATE] = _belongs_to_its_query(built)  # x holds none
+    return bound
 
 
 def bind_by_lambda(x: exp.Expression, body: Body, name: str | None = None) -> exp.Expression:
@@ -184,7 +204,7 @@ def _put_back(tree: exp.Expression, operands: dict[str, exp.Expression],
             bound.append(name)
     for k, name in enumerate(bound):
         value_name = "__o" + (str(k) if k else "")
-        tree = bind(operands[name], _body(tree, name), value_name)
+        tree = bind(operands[name], _body(tree, name, places[name]), value_name)
     return tree
 
 
@@ -212,14 +232,22 @@ def _holds_by_precedence(parent: exp.Expression | None) -> bool:
         not isinstance(parent, exp.Paren)
 
 
-def _body(template: exp.Expression, name: str) -> Body:
-    def body(value: exp.Expression) -> exp.Expression:
-        def fill(node: exp.Expression) -> exp.Expression:
-            if isinstance(node, exp.Column) and node.name == name and not node.table:
-                return _parenthesized(node, value.copy())
-            return node
+def _body(template: exp.Expression, name: str, places: list[exp.Expression]) -> Body:
+    """The template with `value` where the stand-in `name` is: its known places in
+    the template itself are filled, no copy and no walk, since the template
+    may hold operands bound or put back before, as deep as the user's nesting (a
+    copy per level made compiling quadratic in the depth). Every `Bind` calls its
+    body once, which is what makes filling the template itself safe."""
+    filled = []
 
-        return template.copy().transform(fill, copy=False)
+    def body(value: exp.Expression) -> exp.Expression:
+        if filled:
+            raise RuntimeError(f"the body binding `{name}` was filled already")
+        filled.append(value)
+        root = template
+        for place in places:
+            root = _replace(root, place, value.copy())
+        return root
 
     return body
 

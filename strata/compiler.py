@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
+import sys
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
@@ -132,6 +133,7 @@ def compile_statements(module: Module, dialect_name: str = dialects.DEFAULT,
     moment run_date()/run_timestamp() read ("now": as a run now would; the header says
     it), or None for `$run_date` placeholders (review files stay the same every day)."""
     require_ok(module)
+    allow_deep_trees()
     if clock == "now":
         from strata.clock import run_clock
 
@@ -213,8 +215,22 @@ def _merged(plan: Plan, delta: exp.Expression, previous: exp.Expression) -> exp.
                        inc.merge_keys, deleted_condition(plan))
 
 
+# Python frames SQLGlot may use rendering one model: it rewrites and prints trees
+# recursively, and an expression nested 30 deep, emulated on PostgreSQL or Spark, took
+# up to ~2,500 (Python's default 1,000 made it E092). Past this, E092 still says so;
+# kept low enough that the C stack of a lane thread (8 MiB) holds the frames that are C calls.
+RENDER_FRAMES = 4000
+
+
+def allow_deep_trees() -> None:
+    """Raise the interpreter's recursion limit to RENDER_FRAMES (never lower it)."""
+    if sys.getrecursionlimit() < RENDER_FRAMES:
+        sys.setrecursionlimit(RENDER_FRAMES)
+
+
 def render(tree: exp.Expression, dialect: Dialect, pretty: bool = True,
            copy: bool = True) -> str:
+    allow_deep_trees()
     try:
         return dialect.render(tree, pretty=pretty, copy=copy)
     except RecursionError:

@@ -379,7 +379,7 @@ class TestTooDeep:
     from Lark's transformer, the typer or SQLGlot's generator."""
 
     def test_a_long_chain_is_refused_while_parsing(self) -> None:
-        body = "model m {\n  from orders\n  filter " + " and ".join(["id > 1"] * 2000) + "\n}\n"
+        body = "model m {\n  from orders\n  filter " + " and ".join(["id > 1"] * 20000) + "\n}\n"
         [diag] = load_text(PRELUDE + body, "m.strata").diagnostics
         assert diag.code == "E092"
         assert (diag.span.line - PRELUDE_LINES, diag.span.column) == (3, 3)  # the filter
@@ -387,7 +387,7 @@ class TestTooDeep:
     def test_deep_but_parsable_is_refused_when_rendering(self) -> None:
         from strata.diagnostics import StrataError
 
-        body = "model m {\n  from orders\n  filter " + "not " * 330 + "id > 1\n}\n"
+        body = "model m {\n  from orders\n  filter " + "not " * 1200 + "id > 1\n}\n"
         module = load_text(PRELUDE + body, "m.strata")
         if module.ok:
             with pytest.raises(StrataError) as info:

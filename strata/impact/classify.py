@@ -8,8 +8,7 @@ lineage, without reading data. Each model gets a status and the rules that decid
 | breaking | rows-filtered, join-changed, key-changed | a filter / take / distinct / semi join, a join, or a grouping / distinct / merge key differs |
 | breaking | changed-column-read-downstream | a column's formula changed and another model reads it |
 | breaking | does-not-compile | the model (or one it reads) has errors after the change |
-| breaking | sql-changed | the SQL differs and no finer rule says why: treated as breaking |
-| non-breaking | columns-added, changed-column-unread, order-changed | only new columns; a changed formula nothing reads; only the order of rows |
+| non-breaking | columns-added, changed-column-unread, order-changed, sql-changed | only new columns; a changed formula nothing reads; only the order of rows; SQL that differs while no column, row or key does |
 | metadata | pins-only, formatting-only | the compiled SQL is the same: nothing to rebuild |
 | reached | reads-changed | unchanged itself, but it reads a breaking change upstream |
 
@@ -30,6 +29,7 @@ from strata.engine.fingerprints import canonical_sql, model_code
 from strata.lineage import Origin, direct_lineage, edges
 from strata.plan import (
     AggregateStage,
+    Col,
     ColRef,
     DistinctStage,
     ExpandStage,
@@ -119,6 +119,8 @@ def _names(plan: Plan) -> dict[int, str]:
     out: dict[int, str] = {}
 
     def add(col) -> None:
+        if not isinstance(col, Col):
+            return
         out[col.id] = f"{col.qualifier}.{col.name}" if col.qualifier else col.name
 
     for col in plan.base.columns:
@@ -127,7 +129,8 @@ def _names(plan: Plan) -> dict[int, str]:
         add(col)
     for stage in plan.stages:
         for attr in ("columns", "output", "left", "right"):
-            for col in getattr(stage, attr, None) or []:
+            found = getattr(stage, attr, None)
+            for col in found if isinstance(found, list) else []:
                 add(col)
         for attr in ("items", "keys", "aggregates"):
             for pair in getattr(stage, attr, None) or []:
@@ -328,10 +331,9 @@ def _compare(base: Module, head: Module, name: str, readers: _Readers) -> ModelC
         if bparts["order"] != hparts["order"]:
             change.findings.append(Finding("order-changed", "only the order of the rows"))
         if not change.findings:
-            change.status = BREAKING
             change.findings.append(Finding(
-                "sql-changed", "the compiled SQL changed in a way no finer rule explains: "
-                "treated as breaking"))
+                "sql-changed", "the compiled SQL changed, but no column, row or key did "
+                "(it carries a new upstream column through, say)"))
     if change.status == BREAKING and not change.downstream:
         change.downstream = sorted({r.split(".", 1)[0] for c in change.columns
                                     for r in c.readers},

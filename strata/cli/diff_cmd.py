@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from strata.cli.compile_cmds import json_option, load_checked
+from strata.cli.compile_cmds import at_option, json_option
 from strata.cli.main import cli, console, handled, print_diagnostics, print_json, remember_files
 from strata.diagnostics import StrataError, fail
 
@@ -31,11 +31,12 @@ from strata.diagnostics import StrataError, fail
               help="Keep the branch the changed models were built on (default: dropped).")
 @click.option("--base-branch", "base_branch", default="main", show_default=True,
               help="The branch holding the base's published snapshots (with -o).")
+@at_option
 @json_option
 @handled
 def diff_cmd(targets: tuple[str, ...], base: str | None, warehouse: str | None,
              runs: tuple[str, str] | None, fmt: str, max_rows: int, keep_branch: bool,
-             base_branch: str, as_json: bool) -> None:
+             base_branch: str, at: str | None, as_json: bool) -> None:
     """Review a change by its impact: per model whether its code changed, breaking or
     not and by which rule, every downstream model and column it reaches; with -o, the
     rows added, removed and changed."""
@@ -73,10 +74,11 @@ def diff_cmd(targets: tuple[str, ...], base: str | None, warehouse: str | None,
                 raise fail("E155", "the data of a module that does not compile cannot be "
                            "compared", None, "fix the errors above, or leave out -o to see "
                            "what the change breaks")
+            from strata.clock import run_clock
             from strata.impact.datadiff import diff_module
 
             data = diff_module(base_mod, head, impact, module, warehouse, base_branch,
-                               max_rows, keep_branch)
+                               max_rows, keep_branch, run_clock(at))
     finally:
         found.close()
     _show(impact, data, fmt, as_json)

@@ -61,6 +61,15 @@ def text_lines(impact: Impact, data: dict | None = None) -> list[str]:
     if unchanged:
         lines.append("")
         lines.append("unchanged: " + ", ".join(c.model for c in unchanged))
+        if data:
+            ways = sorted({data[c.model]["how"] for c in unchanged if c.model in data
+                           and data[c.model]["equal"]})
+            unequal = [c.model for c in unchanged if c.model in data and not data[c.model]["equal"]]
+            if ways:
+                lines.append(f"  data equal: {'; '.join(ways)}")
+            for model in unequal:  # the code is the same, the data is not (sources moved)
+                lines.append(f"{model}: unchanged code")
+                lines += ["  " + line for line in data_lines(data[model])]
     return lines
 
 

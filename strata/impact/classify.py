@@ -201,12 +201,39 @@ def row_parts(plan: Plan) -> dict[str, list[str]]:
     return parts
 
 
-def _formula(origin: Origin) -> str:
-    """A column's direct lineage without its own name: equal for a renamed column."""
+def _formula(origin: Origin, new: frozenset[str] = frozenset()) -> str:
+    """A column's direct lineage without its own name: equal for a renamed column.
+    Window order keys over `new` columns (ones only this side's scope has) are left
+    out: Strata orders ties by every column of the scope, so a column added upstream
+    lengthens each window's tie-breakers without changing a value the user's order
+    decides."""
     data = origin.to_json()
     data.pop("column")
     data.pop("relation")
+    _strip_ties(data, new)  # both sides: the same rendering
     return json.dumps(data, sort_keys=True)
+
+
+def _strip_ties(node: dict, new: frozenset[str]) -> None:
+    text = node.get("expression")
+    if text and "OVER" in text.upper():
+        import sqlglot
+
+        tree = sqlglot.parse_one(text, read="duckdb")
+        for window in tree.find_all(exp.Window):
+            order = window.args.get("order")
+            if order is None:
+                continue
+            kept = [k for k in order.expressions
+                    if not ({c.name for c in k.find_all(exp.Column)} <= new
+                            and any(True for _ in k.find_all(exp.Column)))]
+            order.set("expressions", kept)
+        node["expression"] = tree.sql(dialect="duckdb")
+        # the tie-breaker's own input goes with it
+        node["inputs"] = [i for i in node.get("inputs", ())
+                          if not (i["column"] in new and i["kind"] in ("model", "source"))]
+    for child in node.get("inputs", ()):
+        _strip_ties(child, new)
 
 
 def _decl_text(module: Module, model: str) -> str:
@@ -272,6 +299,9 @@ def _compare(base: Module, head: Module, name: str, readers: _Readers) -> ModelC
     blin, hlin = direct_lineage(base, name), direct_lineage(head, name)
     gone = [c for c in btypes if c not in htypes]
     new = [c for c in htypes if c not in btypes]
+    bscope = {n.rsplit(".", 1)[-1] for n in _names(bplan).values()}
+    hscope = {n.rsplit(".", 1)[-1] for n in _names(hplan).values()}
+    only_head, only_base = frozenset(hscope - bscope), frozenset(bscope - hscope)
     for old in gone:
         twin = next((c for c in new if _formula(hlin[c]) == _formula(blin[old])
                      and htypes[c] == btypes[old]), None)
@@ -295,7 +325,7 @@ def _compare(base: Module, head: Module, name: str, readers: _Readers) -> ModelC
                                                tuple(reach)))
             change.findings.append(Finding("column-retyped", f"`{col}` was {btypes[col]}, "
                                            f"is {htypes[col]}"))
-        elif _formula(hlin[col]) != _formula(blin[col]):
+        elif _formula(hlin[col], only_head) != _formula(blin[col], only_base):
             before = blin[col].expression or blin[col].step
             after = hlin[col].expression or hlin[col].step
             change.columns.append(ColumnChange(col, "values", f"{before} -> {after}", tuple(reach)))

@@ -177,15 +177,21 @@ def diff_branches(warehouse: str, runs: tuple[str, str] | None,
 
 
 def _registered_keys(wh: Warehouse, snaps: dict[str, str]) -> dict[str, list[str]]:
-    """A model's key as its last run recorded it (the history entry's checks): none
-    when no entry says; the comparison then goes by row hash."""
+    """A model's key as its newest run recorded it: the `pin unique [..]` among the
+    checks it ran or skipped (history entry details). None said: compared by row hash."""
     keys: dict[str, list[str]] = {}
+    prefix = "pin unique ["
     for entry in H.entries(wh):
-        for model, checks in (entry.details.get("checks") or {}).items():
-            for check in checks if isinstance(checks, list) else []:
-                text = check.get("check", "") if isinstance(check, dict) else str(check)
-                if model in snaps and model not in keys and text.startswith("pin unique ["):
-                    keys[model] = [c.strip() for c in text[len("pin unique ["):-1].split(",")]
+        for model, said in entry.details.items():
+            if model not in snaps or model in keys or not isinstance(said, dict):
+                continue
+            checks = [*(said.get("checks") or []),
+                      *(c.get("check", "") for c in said.get("skipped_checks") or []
+                        if isinstance(c, dict))]
+            for text in checks:
+                if isinstance(text, str) and text.startswith(prefix) and text.endswith("]"):
+                    keys[model] = [c.strip() for c in text[len(prefix):-1].split(",")]
+                    break
     return keys
 
 

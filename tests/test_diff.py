@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from engine_warehouses import engine_warehouse  # noqa: F401 (the fixture)
 from enginehelpers import live, strata
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,3 +285,24 @@ def test_two_branches_and_two_runs(repo: Path, built: Path) -> None:
     ran = strata("diff", "main", "dev", "-o", "w.duckdb", "--format", "markdown", cwd=repo,
                  check=True)
     assert "| `stg_orders` | 7 → 6 rows; −1 +0 ~0 |" in ran.stdout
+
+
+# ------------------------------------------------------------------ every engine
+def test_the_data_diff_on_every_engine(repo: Path, engine_wh) -> None:
+    """The same change compared on DuckDB, PostgreSQL and Spark: the comparison is a
+    SQLGlot tree each adapter renders for its engine, the branch is dropped after."""
+    where = engine_wh.location
+    strata("run", "shop", "-o", where, "--at", AT, cwd=repo, check=True, timeout=600)
+    edit(repo, "staging.strata", "  distinct by id order updated_at desc\n",
+         "  filter customer is not null\n  distinct by id order updated_at desc\n")
+    ran = strata("diff", "shop", "--base", "HEAD", "-o", where, "--at", AT, "--json",
+                 cwd=repo, timeout=600)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    data = json.loads(ran.stdout)["data"]["models"]
+    assert (data["stg_orders"]["removed"], data["stg_orders"]["changed"]) == (1, 0)
+    assert data["stg_orders"]["samples"]["removed"][0]["order_id"] == "7"
+    assert data["orders"]["removed"] == 1
+    assert data["order_share"]["how"].startswith("row-hash") and data["order_share"]["removed"] >= 1
+    assert data["stg_customers"]["how"] == "the same snapshot: not read"
+    branches = strata("branch", "list", "-o", where, "--json", cwd=repo, check=True)
+    assert [b["name"] for b in json.loads(branches.stdout)] == ["main"]

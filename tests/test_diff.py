@@ -225,6 +225,11 @@ def test_a_changed_filter_reports_the_keys_removed_downstream(repo: Path, built:
     stg = data["stg_orders"]
     assert stg["key"] == ["order_id"] and stg["how"] == "full outer join on the key"
     assert (stg["base_rows"], stg["head_rows"]) == (7, 6)
+    table = strata("diff", "shop", "--base", "HEAD", "-o", "w.duckdb", "--at", AT,
+                   "--format", "markdown", cwd=repo, check=True).stdout.splitlines()
+    assert "| model | change | rule | reaches | data |" in table
+    assert any(line.startswith("| `stg_orders` | **breaking** | rows-filtered |")
+               and line.endswith("| 7 → 6 rows; −1 +0 ~0 |") for line in table)
     assert (stg["removed"], stg["added"], stg["changed"]) == (1, 0, 0)
     assert stg["samples"]["removed"][0]["order_id"] == "7"  # the guest checkout
     orders = data["orders"]

@@ -91,7 +91,7 @@ def data_lines(found: dict) -> list[str]:
         lines.append(f"  note: {note}")
     for kind, rows in found.get("samples", {}).items():
         for row in rows:
-            lines.append(f"  {kind}: {row}")
+            lines.append(f"  {kind}: " + ", ".join(f"{k}={v}" for k, v in row.items()))
     return lines
 
 
@@ -109,7 +109,7 @@ def markdown(impact: Impact, data: dict | None = None) -> str:
     head = "| model | change | rule | reaches |"
     rule = "|---|---|---|---|"
     if data:
-        head = head[:-1] + " data |"
+        head += " data |"
         rule += "---|"
     out += [head, rule]
     for change in shown:

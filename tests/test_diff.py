@@ -311,3 +311,14 @@ def test_the_data_diff_on_every_engine(repo: Path, engine_wh) -> None:
     assert data["stg_customers"]["how"] == "the same snapshot: not read"
     branches = strata("branch", "list", "-o", where, "--json", cwd=repo, check=True)
     assert [b["name"] for b in json.loads(branches.stdout)] == ["main"]
+
+
+def test_a_source_read_from_another_file_reaches_its_readers(repo: Path) -> None:
+    data = repo / "shop" / "data"
+    shutil.copy(data / "raw_customers.csv", data / "customers_v2.csv")
+    path = repo / "shop" / "sources.strata"
+    path.write_text(path.read_text().replace("data/raw_customers.csv", "data/customers_v2.csv"))
+    by = models(diff_json(repo))
+    assert by["stg_customers"]["status"] == "reached"
+    assert by["stg_customers"]["reached_by"] == ["source raw_customers"]
+    assert by["stg_orders"]["status"] == "unchanged"

@@ -404,7 +404,31 @@ def classify(base: Module, head: Module, base_label: str = "base") -> Impact:
                 "model-removed", "the model is gone; its view is dropped by the next run")],
                 downstream=_downstream([base], name), rows_reason="removed")
     _mark_reached(changes)
+    _mark_sources(base, head, changes)
     return Impact(base_label, changes, head.errors if head.errors else [])
+
+
+def _mark_sources(base: Module, head: Module, changes: dict[str, ModelChange]) -> None:
+    """A source declared otherwise (its columns, types, table or file) reaches every
+    model that reads it: they are rebuilt on other input."""
+    def declared(module: Module, name: str) -> tuple:
+        info = module.sources[name]
+        return ([(c, str(t)) for c, t in info.columns], info.table,
+                str(info.file.relative_to(module.root)) if info.file and
+                info.file.is_relative_to(module.root) else str(info.file))
+
+    moved = [s for s in head.sources if s in base.sources
+             and declared(base, s) != declared(head, s)]
+    for source in moved:
+        for name, info in head.models.items():
+            change = changes.get(name)
+            if change is None or source not in info.sources_read:
+                continue
+            change.reached_by.append(f"source {source}")
+            if change.status in (UNCHANGED, METADATA, REACHED):
+                change.status = REACHED
+                change.findings = [Finding("reads-changed", "unchanged itself; reads "
+                                           + ", ".join(change.reached_by))]
 
 
 def _mark_reached(changes: dict[str, ModelChange]) -> None:

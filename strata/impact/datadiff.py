@@ -61,14 +61,18 @@ def diff_module(base: Module, head: Module, impact, module_path: str, warehouse:
     from strata.engine.fingerprints import code_fingerprints
     from strata.engine.materialize import RunOptions, run
 
-    wh = Warehouse.open(warehouse)
+    wh = Warehouse.open(warehouse, read_only=True)  # a missing file is not created
     try:
         ensure_branch(wh, base_branch)
-        base_live = live_snapshots(wh, base_branch)
-        if not base_live:
+        if not live_snapshots(wh, base_branch):
             raise fail("E156", f"branch `{base_branch}` of `{wh.label}` has no published "
                        "snapshot to compare with", None,
                        f"build the base there first: strata run MODULE -o {wh.label}")
+    finally:
+        wh.close()
+    wh = Warehouse.open(warehouse)
+    try:
+        base_live = live_snapshots(wh, base_branch)
         last = H.last_with_snapshots(wh, base_branch)
         built_from = last.code_fingerprints if last else {}
         branch = "diff_" + sha("diff", module_path, sorted(head.files.items()),

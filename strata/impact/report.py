@@ -115,7 +115,8 @@ def markdown(impact: Impact, data: dict | None = None) -> str:
     for change in shown:
         row = [f"`{_cell(change.model)}`", f"**{change.status}**" if change.status == "breaking"
                else change.status, ", ".join(f.rule for f in change.findings),
-               _cell(_listed(_reach(change)) or "")]
+               _cell(_listed(_reach(change)) or (f"(reads {_listed(change.reached_by, 4)})"
+                                                 if change.reached_by else ""))]
         if data:
             found = data.get(change.model)
             row.append(_data_cell(found) if found else "")

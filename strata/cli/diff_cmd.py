@@ -121,7 +121,7 @@ def _data_only(targets, runs, warehouse, fmt, max_rows, as_json) -> None:
     label = f"runs {runs[0]} and {runs[1]}" if runs else f"branches {targets[0]} and {targets[1]}"
     if fmt == "markdown":
         lines = [f"### Strata: data of {label}", "", "| model | data |", "|---|---|"]
-        lines += [f"| `{m}` | {report._data_cell(d.to_json())} |" for m, d in data.models.items()]
+        lines += [f"| `{m}` | {report.data_cell(d.to_json())} |" for m, d in data.models.items()]
         lines += ["", "<details><summary>Details</summary>", ""]
         for m, d in data.models.items():
             lines += [f"#### `{m}`", "", "```", *report.data_lines(d.to_json()), "```", ""]

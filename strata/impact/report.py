@@ -119,7 +119,7 @@ def markdown(impact: Impact, data: dict | None = None) -> str:
                                                  if change.reached_by else ""))]
         if data:
             found = data.get(change.model)
-            row.append(_data_cell(found) if found else "")
+            row.append(data_cell(found) if found else "")
         out.append("| " + " | ".join(row) + " |")
     out += ["", "<details><summary>Details</summary>", ""]
     for change in shown:
@@ -140,7 +140,7 @@ def markdown(impact: Impact, data: dict | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def _data_cell(found: dict) -> str:
+def data_cell(found: dict) -> str:
     if found.get("equal"):
         return "equal"
     if found.get("key"):

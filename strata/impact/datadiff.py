@@ -146,8 +146,8 @@ def _drop_branch(wh: Warehouse, branch: str) -> None:
         drop_views(wh, branch, views)
         wh.run(exp.Drop(tables=[exp.Table(db=_id(schema_of(wh, branch)))], kind="SCHEMA",
                         exists=True))
-        wh.run(exp.delete(B.BRANCHES.relation.table(),
-                          where=exp.EQ(this=B.col("name"), expression=exp.Literal.string(branch))))
+        wh.adapter.delete_rows(B.BRANCHES.relation, exp.EQ(
+            this=B.col("name"), expression=exp.Literal.string(branch)))
 
 
 # ------------------------------------------------------------------ branches, runs

@@ -314,3 +314,13 @@ def check_column(module: Module, relation: str, column: str | None, sources: boo
         raise fail("E011", f"unknown column `{column}` of `{relation}`", None,
                    did_you_mean(column, columns) or f"columns: {', '.join(columns)}")
     return kind
+
+
+def direct_lineage(module: Module, model: str) -> dict[str, Origin]:
+    """How `model` itself makes each output column: its steps down to the first model
+    or source column each reads, not past it (upstream models are theirs to explain).
+    What `strata diff` compares to tell a changed formula from an unchanged one."""
+    check_column(module, model, None, sources=False)
+    tracer = _Tracer(module, deep=False)
+    plan = module.plan(model)
+    return {c.name: tracer.output(plan, model, "model", c.name) for c in plan.output}

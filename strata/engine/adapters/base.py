@@ -235,6 +235,11 @@ class Adapter(ABC):
         """Drop a table or a view ('table' | 'view'), if it exists."""
         self.execute(exp.Drop(tables=[target.table()], kind=kind.upper(), exists=True))
 
+    def delete_rows(self, target: Relation, where: exp.Expression) -> None:
+        """Remove the rows of a bookkeeping table that meet `where` (a diff's branch
+        leaving the branch list; history and registry rows are never removed)."""
+        self.execute(exp.delete(target.table(), where=where))
+
     # ------------------------------------------------------------ catalogue
     def remember_catalogue(self) -> None:
         """From now on this adapter serves one command, which writes every change it

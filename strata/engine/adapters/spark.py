@@ -356,6 +356,18 @@ class SparkAdapter(Adapter):
     table_properties = (exp.FileFormatProperty(this=exp.var("PARQUET")),)
     constraints = False  # a Parquet table keeps no key; the writer lock stands in
 
+    def delete_rows(self, target: Relation, where: exp.Expression) -> None:
+        """A Parquet table takes no DELETE: the rows kept are copied aside and written
+        back over the table (INSERT OVERWRITE), then the copy is dropped. Spark has no
+        transaction; the writer lock keeps other writers out meanwhile."""
+        kept = Relation(target.schema, target.name + "_kept")
+        self.drop(kept, "table")
+        self.create_table_as(kept, exp.select(exp.Star()).from_(target.table()).where(
+            exp.Not(this=exp.Paren(this=where))))
+        self.execute(exp.insert(exp.select(exp.Star()).from_(kept.table()), target.table(),
+                                overwrite=True))
+        self.drop(kept, "table")
+
     def __init__(self, session: Any, where: str, schema: str = INTERNAL,
                  lease: float = LEASE_SECONDS):
         super().__init__(where)

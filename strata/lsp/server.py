@@ -490,7 +490,7 @@ def on_code_lens(ls: StrataServer, params: lsp.CodeLensParams) -> list[lsp.CodeL
             lenses.append(lsp.CodeLens(range=to_range(info.decl.name_span,
                                                       index.module.files.get(file)),
                                        command=lsp.Command(
-                title="Show SQL", command=sql_view.SHOW,
+                title="Show SQL", command=sql_view.COMMAND,
                 arguments=[params.text_document.uri, info.decl.name_span.line - 1])))
     return lenses
 

@@ -54,3 +54,55 @@ def test_the_code_lens_command_is_the_servers_own_and_answers_the_sql(server, tm
         "command": command["command"], "arguments": command["arguments"]})["result"]
     assert reply["model"] == "big_orders" and reply["error"] is None
     assert "amount > 10" in reply["sql"] and "SELECT" in reply["sql"]
+
+
+# ---------------------------------------------------------------- window functions
+WINDOWED = """\
+source orders { id: int, customer: int, amount: int }
+
+model ranked {
+  from orders
+  window by customer order id
+  derive n = row_number(), previous = lag(amount, 1, 0)
+  filter n <= 3
+  derive r = 1
+}
+"""
+
+
+def at(uri: str, line: int, character: int) -> dict:
+    return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
+
+
+def hover(server: RawServer, uri: str, line: int, character: int) -> str:
+    return server.call("textDocument/hover", at(uri, line, character))["result"][
+        "contents"]["value"]
+
+
+def labels(server: RawServer, uri: str, line: int, character: int) -> dict[str, dict]:
+    items = server.call("textDocument/completion", at(uri, line, character))["result"]["items"]
+    return {item["label"]: item for item in items}
+
+
+def test_window_functions_have_hover_with_signature_and_doc(server, tmp_path):
+    server.initialize()
+    uri = opened(server, tmp_path, WINDOWED)
+    row_number = hover(server, uri, 5, 14)
+    assert "row_number() -> int" in row_number and "window function" in row_number
+    assert "position in its partition" in row_number
+    lag = hover(server, uri, 5, 40)
+    assert "lag(x: T[, offset: int[, default: T]]) -> T" in lag and "rows before" in lag
+
+
+def test_window_functions_are_offered_in_the_derive_after_window_only(server, tmp_path):
+    server.initialize()
+    uri = opened(server, tmp_path, WINDOWED)
+    in_window = labels(server, uri, 5, 13)
+    for name in ("row_number", "rank", "dense_rank", "ntile", "lag", "lead",
+                 "first_value", "last_value", "percent_rank", "cume_dist"):
+        assert name in in_window, name
+    assert in_window["ntile"]["detail"] == "ntile(n: int) -> int"
+    assert "sum" in in_window and "amount" in in_window  # aggregates, columns still there
+    elsewhere = labels(server, uri, 7, 13)
+    assert "row_number" not in elsewhere and "lag" not in elsewhere
+    assert "amount" in elsewhere

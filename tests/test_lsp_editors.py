@@ -106,3 +106,72 @@ def test_window_functions_are_offered_in_the_derive_after_window_only(server, tm
     elsewhere = labels(server, uri, 7, 13)
     assert "row_number" not in elsewhere and "lag" not in elsewhere
     assert "amount" in elsewhere
+
+
+# ---------------------------------------------------------------- symbols, quick fixes
+OTHER = """\
+model region_sales {
+  from big_orders
+  group customer
+  aggregate total = sum(amount)
+}
+"""
+
+
+def test_workspace_symbols_find_models_sources_and_tests_by_fuzzy_name(server, tmp_path):
+    server.initialize()
+    uri = opened(server, tmp_path)
+    other = opened(server, tmp_path, OTHER, "sales.strata")
+    found = server.call("workspace/symbol", {"query": "rsales"})["result"]
+    assert [(s["name"], s["location"]["uri"]) for s in found] == [("region_sales", other)]
+    assert found[0]["location"]["range"]["start"]["line"] == 0
+    every = {s["name"]: s for s in server.call("workspace/symbol", {"query": ""})["result"]}
+    assert set(every) == {"orders", "big_orders", "region_sales"}
+    assert every["big_orders"]["location"]["uri"] == uri
+    assert every["orders"]["kind"] != every["big_orders"]["kind"]  # a source, a model
+
+
+MISSPELT = """\
+source orders { id: int, customer: int, amount: int }
+
+model big_orders {
+  from ordrs
+  filter o.amout > 10
+}
+
+model other {
+  from orders as o
+  filter o.amout > 10
+}
+"""
+
+
+def apply(text: str, edits: list[dict]) -> str:
+    lines = text.split("\n")
+    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"],
+                                             e["range"]["start"]["character"]), reverse=True):
+        start, end = edit["range"]["start"], edit["range"]["end"]
+        assert start["line"] == end["line"]
+        line = lines[start["line"]]
+        lines[start["line"]] = (line[:start["character"]] + edit["newText"]
+                                + line[end["character"]:])
+    return "\n".join(lines)
+
+
+def test_did_you_mean_diagnostics_have_quick_fixes_that_fix_them(server, tmp_path):
+    server.initialize()
+    uri = opened(server, tmp_path, MISSPELT)
+    diagnostics = [d for m in server.seen if m.get("method") == "textDocument/publishDiagnostics"
+                   and m["params"]["uri"] == uri for d in m["params"]["diagnostics"]]
+    suggesting = [d for d in diagnostics if "did you mean" in d["message"]]
+    assert len(suggesting) >= 2, diagnostics
+    actions = server.call("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": suggesting[0]["range"],
+        "context": {"diagnostics": suggesting}})["result"]
+    assert {a["title"] for a in actions} == {"Change to `orders`", "Change to `amount`"}
+    assert all(a["kind"] == "quickfix" and a["diagnostics"] for a in actions)
+    edits = [e for a in actions for e in a["edit"]["changes"][uri]]
+    fixed = apply(MISSPELT, edits)
+    assert "from orders\n" in fixed and "filter o.amount > 10" in fixed
+    server.change(uri, fixed, 2)
+    assert [d for d in server.diagnostics(uri) if "did you mean" in d["message"]] == []

@@ -1,6 +1,6 @@
 """`strata lsp`: the language server. Wiring only: each request is answered by the
 feature module named for its job (diagnostics, hover, definition, completion,
-symbols, sql_view) from the module checked last and its index.
+symbols, quickfix, sql_view) from the module checked last and its index.
 
 A document belongs to the module found from its path (`search.find_module_root`,
 or the `module` initialization option, for the documents inside it); a document
@@ -33,7 +33,16 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from strata.diagnostics import Diagnostic, StrataError
-from strata.lsp import completion, definition, diagnostics, hover, sql_view, symbols, wire
+from strata.lsp import (
+    completion,
+    definition,
+    diagnostics,
+    hover,
+    quickfix,
+    sql_view,
+    symbols,
+    wire,
+)
 from strata.lsp.convert import one_based, to_location, to_range
 from strata.lsp.index import Index, build_index
 from strata.lsp.loader import Session, path_uri, uri_path
@@ -493,6 +502,28 @@ def on_code_lens(ls: StrataServer, params: lsp.CodeLensParams) -> list[lsp.CodeL
                 title="Show SQL", command=sql_view.COMMAND,
                 arguments=[params.text_document.uri, info.decl.name_span.line - 1])))
     return lenses
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+def on_workspace_symbols(ls: StrataServer,
+                         params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
+    """The sources, models and tests of every module with a document open."""
+    found = []
+    for key in list(ls.sessions):
+        members = ls.members(key)
+        if members:
+            index, _ = ls.index(next(iter(members)))
+            found.extend(symbols.workspace_symbols(index, params.query, ls.uri_of(key)))
+    return found
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+def on_code_action(ls: StrataServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes for the diagnostics the editor sends that suggest a name."""
+    uri = params.text_document.uri
+    ours = [d for d in params.context.diagnostics if d.source in (None, "strata")]
+    return quickfix.code_actions(uri, ours, ls.lines(uri))
 
 
 RENDER_USAGE = ("strata.renderSql takes the document's URI (a string), a 0-based line "

@@ -83,8 +83,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         import strata.pytest_sql
     except ImportError as err:  # syrupy is the user's test dependency, not strata's
-        raise pytest.UsageError(f"strata's SQL review needs syrupy ({err}): "
-                                "pip install 'strata[review]' or pip install syrupy") from None
+        raise pytest.UsageError(f"strata's SQL review needs syrupy ({err}): pip install "
+                                "'strata-models[review]' or pip install syrupy") from None
 
     collector = pytest.Module.from_parent(session, path=Path(strata.pytest_sql.__file__),
                                           nodeid=NODE)

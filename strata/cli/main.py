@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from strata import DISTRIBUTION
 from strata.cli.render import render_all, safe_console
 from strata.diagnostics import Diagnostic, StrataError
 
@@ -159,7 +160,7 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="strata")
+@click.version_option(package_name=DISTRIBUTION)
 def cli() -> None:
     """Strata: declarative data models compiled to SQL, materialized as immutable,
     content-addressed snapshots behind views."""

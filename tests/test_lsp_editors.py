@@ -7,6 +7,7 @@ implements itself: code lens → its command → workspace/executeCommand → th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,67 @@ def test_did_you_mean_diagnostics_have_quick_fixes_that_fix_them(server, tmp_pat
     assert "from orders\n" in fixed and "filter o.amount > 10" in fixed
     server.change(uri, fixed, 2)
     assert [d for d in server.diagnostics(uri) if "did you mean" in d["message"]] == []
+
+
+# ---------------------------------------------------------------- rename
+SOURCES = """\
+source orders { id: int, customer: int, amount: int }
+
+model big_orders {
+  from orders as o
+  filter o.amount > 10
+  derive twice = amount * 2
+}
+"""
+
+READERS = """\
+model top {
+  from big_orders as b
+  filter b.twice > 4
+  select id, twice
+}
+"""
+
+
+def edited(server: RawServer, texts: dict[str, str], answer: dict) -> dict[str, str]:
+    assert "error" not in answer, answer
+    out = dict(texts)
+    for uri, edits in answer["result"]["changes"].items():
+        out[uri] = apply(out[uri], edits)
+    return out
+
+
+def test_rename_a_model_and_a_column_across_files(server, tmp_path):
+    server.initialize()
+    first = opened(server, tmp_path, SOURCES, "a.strata")
+    second = opened(server, tmp_path, READERS, "b.strata")
+    texts = {first: SOURCES, second: READERS}
+    prepared = server.call("textDocument/prepareRename", at(second, 1, 9))["result"]
+    assert prepared["placeholder"] == "big_orders"
+    renamed = edited(server, texts, server.call("textDocument/rename", {
+        **at(second, 1, 9), "newName": "large_orders"}))
+    assert "model large_orders {" in renamed[first]
+    assert "from large_orders as b" in renamed[second]
+    # a column, at a qualified reference in the other file: `b.twice` keeps its `b.`
+    renamed = edited(server, renamed, server.call("textDocument/rename", {
+        **at(second, 2, 12), "newName": "doubled"}))
+    assert "derive doubled = amount * 2" in renamed[first]
+    assert "filter b.doubled > 4" in renamed[second]
+    assert "select id, doubled" in renamed[second]
+    for version, (uri, text) in enumerate(renamed.items(), start=2):
+        server.change(uri, text, version)
+        assert server.diagnostics(uri) == [], text
+
+
+def test_rename_refuses_sources_and_bad_names(server, tmp_path):
+    server.initialize()
+    uri = opened(server, tmp_path, SOURCES, "a.strata")
+    source = server.call("textDocument/rename", {**at(uri, 3, 8), "newName": "x"})
+    assert source["error"]["code"] < 0 and "source" in source["error"]["message"]
+    column = server.call("textDocument/rename", {**at(uri, 4, 12), "newName": "x"})
+    assert "source column" in column["error"]["message"]
+    bad = server.call("textDocument/rename", {**at(uri, 2, 8), "newName": "9 lives"})
+    assert "is not a name" in bad["error"]["message"]
+    taken = server.call("textDocument/rename", {**at(uri, 2, 8), "newName": "orders"})
+    assert "names a model or source already" in taken["error"]["message"]
+    assert "Traceback" not in json.dumps([source, column, bad, taken])

@@ -1,6 +1,6 @@
 """`strata lsp`: the language server. Wiring only: each request is answered by the
 feature module named for its job (diagnostics, hover, definition, completion,
-symbols, quickfix, sql_view) from the module checked last and its index.
+symbols, quickfix, rename, sql_view) from the module checked last and its index.
 
 A document belongs to the module found from its path (`search.find_module_root`,
 or the `module` initialization option, for the documents inside it); a document
@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -39,6 +39,7 @@ from strata.lsp import (
     diagnostics,
     hover,
     quickfix,
+    rename,
     sql_view,
     symbols,
     wire,
@@ -524,6 +525,41 @@ def on_code_action(ls: StrataServer, params: lsp.CodeActionParams) -> list[lsp.C
     uri = params.text_document.uri
     ours = [d for d in params.context.diagnostics if d.source in (None, "strata")]
     return quickfix.code_actions(uri, ours, ls.lines(uri))
+
+
+def _rename_target(ls: StrataServer, params) -> tuple[Index, rename.Target]:
+    index, file = ls.index(params.text_document.uri)
+    where = one_based(params.position, ls.line_at(params, index, file))
+    try:
+        return index, rename.target_at(index, file, *where)
+    except rename.RenameRefused as why:
+        raise JsonRpcInvalidRequest(message=f"strata lsp: {why}") from None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+def on_prepare_rename(ls: StrataServer, params: lsp.PrepareRenameParams):
+    """The name the editor offers to rename, or why not (before the user types)."""
+    index, target = _rename_target(ls, params)
+    return lsp.PrepareRenamePlaceholder(
+        range=to_range(target.span, index.module.files.get(target.span.file)),
+        placeholder=target.definition.name)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True))
+def on_rename(ls: StrataServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit:
+    """A model or a model's column renamed in every file of the module."""
+    index, target = _rename_target(ls, params)
+    try:
+        spans = rename.rename_spans(index, target, params.new_name)
+    except rename.RenameRefused as why:
+        raise JsonRpcInvalidRequest(message=f"strata lsp: {why}") from None
+    uri_of = ls.uri_of(ls.key_for(params.text_document.uri))
+    changes: dict[str, list[lsp.TextEdit]] = {}
+    for span in spans:
+        location = to_location(span, index.module.files, uri_of)
+        changes.setdefault(location.uri, []).append(
+            lsp.TextEdit(range=location.range, new_text=params.new_name))
+    return lsp.WorkspaceEdit(changes=changes)
 
 
 RENDER_USAGE = ("strata.renderSql takes the document's URI (a string), a 0-based line "

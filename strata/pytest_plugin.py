@@ -61,10 +61,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def configured_modules(config: pytest.Config) -> list[Path]:
     """--strata-module paths (relative to where pytest runs), then the ini's (relative
-    to the ini file, as pytest reads `paths`)."""
+    to the ini file, as pytest reads `paths`), each module once."""
     here = config.invocation_params.dir
-    return [here / p for p in config.getoption("strata_module")] + \
+    named = [here / p for p in config.getoption("strata_module")] + \
         list(config.getini("strata_modules"))
+    # one module named twice (on the command line and in the ini) is tested once: its
+    # tests ran twice, as paid_orders0 and paid_orders1 (issue 38)
+    unique: dict[Path, Path] = {}
+    for path in named:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 def configured_dialects(config: pytest.Config) -> list[str]:

@@ -114,6 +114,15 @@ def test_plugin_takes_the_module_from_the_command_line(pytester: pytest.Pytester
     assert (pytester.path / "models/sql_snapshots/postgres/paid_orders.sql").is_file()
 
 
+def test_a_module_named_on_the_command_line_and_in_the_config_runs_once(pytester, project):
+    """Issue 38: `--strata-module models` with pyproject's `strata_modules = ["models"]`
+    ran every test twice (paid_orders0, paid_orders1)."""
+    result = pytester.runpytest("-p", "no:cacheprovider", "--strata-module", "models",
+                                "--snapshot-update", "-v")
+    result.assert_outcomes(passed=4)
+    assert "paid_orders0" not in result.stdout.str()
+
+
 def test_plugin_fails_a_module_that_does_not_compile(pytester, project):
     edit(project / "models", "filter status = 'paid'", "filter statuz = 'paid'")
     result = pytester.runpytest("-p", "no:cacheprovider")

@@ -80,6 +80,14 @@ def configured_dialects(config: pytest.Config) -> list[str]:
     return list(dict.fromkeys(names)) or [dialects.DEFAULT]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A model's locked file left unused (the model was deleted or renamed) fails the
+    run: syrupy then names each such file (its --snapshot-details), which holds the
+    module, dialect and model, instead of only counting them (issue 38)."""
+    if configured_modules(config) and hasattr(config.option, "include_snapshot_details"):
+        config.option.include_snapshot_details = True
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:

@@ -100,6 +100,10 @@ def test_plugin_reports_and_deletes_the_file_of_a_removed_model(pytester, projec
     renamed = pytester.runpytest("-p", "no:cacheprovider")
     assert renamed.ret != 0
     renamed.stdout.fnmatch_lines(["*2 snapshots unused*"])
+    # each unused file named, with its dialect and model (issue 38: only a count)
+    renamed.stdout.fnmatch_lines(["Unused *(models/sql_snapshots/duckdb/customer_revenue.sql)",
+                                  "Unused *(models/sql_snapshots/spark/customer_revenue.sql)"],
+                                 consecutive=False)
 
     pytester.runpytest("-p", "no:cacheprovider", "--snapshot-update").assert_outcomes(passed=4)
     names = {p.name for p in (project / "models/sql_snapshots/duckdb").iterdir()}

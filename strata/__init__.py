@@ -18,6 +18,10 @@ from strata.diagnostics import Diagnostic, Span, StrataError
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module, load_text
 
+# The name to install (pip install strata-models): `strata` on the package index is
+# another project. The command and the import name are `strata`.
+DISTRIBUTION = "strata-models"
+
 __all__ = [
     "Diagnostic",
     "Module",

@@ -244,4 +244,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
              "--select path:models/nowhere; --select orders --exclude orders"),
     "E193": ("tag: selectors: the language has no tags yet", "--select tag:nightly"),
     "E194": ("--models with --select or --exclude", "--models orders --select 'orders+'"),
+    "E195": ("a model with no live view on the branch", "strata show region_sale -o w.duckdb"),
+    "E196": ("SQL that cannot be read", "strata sql -o w.duckdb 'select ('"),
+    "E197": ("not one query that only reads", "strata sql -o w.duckdb 'delete from t'"),
+    "E198": ("the warehouse refused the query", "strata sql -o w.duckdb 'select * from nope'"),
 }

@@ -271,6 +271,15 @@ def downstream(module: Module, relation: str, column: str) -> Reader:
     return tree(relation, column, kind, frozenset({(relation, column)}))
 
 
+def relation_downstream(module: Module, relation: str) -> list[Reader]:
+    """The readers of every column of a model (in output order) or a source: what
+    `lineage MODEL --downstream` shows for a name without a column."""
+    kind = check_column(module, relation, None, sources=True)
+    columns = ([c.name for c in module.plan(relation).output] if kind == "model"
+               else [n for n, _ in module.sources[relation].columns])
+    return [downstream(module, relation, column) for column in columns]
+
+
 def reader_names(reader: Reader) -> list[str]:
     """Every model column below `reader`, `model.column`, sorted."""
     found: set[str] = set()

@@ -61,10 +61,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def configured_modules(config: pytest.Config) -> list[Path]:
     """--strata-module paths (relative to where pytest runs), then the ini's (relative
-    to the ini file, as pytest reads `paths`)."""
+    to the ini file, as pytest reads `paths`), each module once."""
     here = config.invocation_params.dir
-    return [here / p for p in config.getoption("strata_module")] + \
+    named = [here / p for p in config.getoption("strata_module")] + \
         list(config.getini("strata_modules"))
+    # one module named twice (on the command line and in the ini) is tested once: its
+    # tests ran twice, as paid_orders0 and paid_orders1 (issue 38)
+    unique: dict[Path, Path] = {}
+    for path in named:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 def configured_dialects(config: pytest.Config) -> list[str]:
@@ -72,6 +78,14 @@ def configured_dialects(config: pytest.Config) -> list[str]:
 
     names = config.getoption("strata_dialect") or config.getini("strata_dialects")
     return list(dict.fromkeys(names)) or [dialects.DEFAULT]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A model's locked file left unused (the model was deleted or renamed) fails the
+    run: syrupy then names each such file (its --snapshot-details), which holds the
+    module, dialect and model, instead of only counting them (issue 38)."""
+    if configured_modules(config) and hasattr(config.option, "include_snapshot_details"):
+        config.option.include_snapshot_details = True
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -83,8 +97,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         import strata.pytest_sql
     except ImportError as err:  # syrupy is the user's test dependency, not strata's
-        raise pytest.UsageError(f"strata's SQL review needs syrupy ({err}): "
-                                "pip install 'strata[review]' or pip install syrupy") from None
+        raise pytest.UsageError(f"strata's SQL review needs syrupy ({err}): pip install "
+                                "'strata-models[review]' or pip install syrupy") from None
 
     collector = pytest.Module.from_parent(session, path=Path(strata.pytest_sql.__file__),
                                           nodeid=NODE)

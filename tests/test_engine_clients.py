@@ -29,5 +29,5 @@ def test_a_missing_engine_client_is_E070_naming_the_extra(tmp_path, location, mo
                           capture_output=True, text=True, check=False, timeout=120)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "error[E070]" in out, out
-    assert f"`{module}`) is not installed" in out and f"'strata[{extra}]'" in out
+    assert f"`{module}`) is not installed" in out and f"'strata-models[{extra}]'" in out
     assert "Traceback" not in out and "s3cret" not in out

@@ -289,6 +289,7 @@ def test_backfill_failure_is_recorded_with_what_it_corrected(project):
     assert codes(execute) == ["E120"]
     assert f"strata backfill mod {run_id} --source raw=raw_fixed --reason fix" in \
         execute.stderr
+    assert "--stage-only" not in execute.stderr  # backfill has no --stage-only (issue 38)
     refused = p.cli("backfill", "mod", entry["id"], "--source", "raw=raw_fixed",
                     "--reason", "again", "-o", "w.duckdb")
     assert codes(refused) == ["E085"] and "is a failed run" in refused.stderr

@@ -352,3 +352,11 @@ def _anchor(heading: str) -> str:
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
 
+
+
+def test_window_function_rows_are_the_signature_and_doc_the_language_server_shows() -> None:
+    """Hover and completion read windows.py: it says what the table says."""
+    for row in function_rows(doc()):
+        fn = W.WINDOW_FUNCTIONS.get(row.name)
+        if fn is not None and row.name not in F.CATALOGUE:
+            assert row.cells[:2] == [f"`{fn.signature}`", fn.doc], row.line

@@ -217,3 +217,17 @@ def test_cli_model_alone_shows_every_column():
 def test_lineage_reads_a_module_from_disk():
     mod = load_module(JAFFLE)
     assert column_lineage(mod, "orders", "count_drinks").sources() == ["raw_products.type"]
+
+
+def test_cli_downstream_of_a_model_or_source_alone_shows_each_column(tmp_path):
+    """Issue 38: `lineage M --downstream` said `E011 unknown column ``` (no column)."""
+    shown = strata("lineage", JAFFLE, "stg_orders", "--downstream")
+    assert shown.returncode == 0, shown.stderr
+    assert "E011" not in shown.stderr
+    assert "stg_orders.order_total" in shown.stdout.splitlines()
+    assert "customers.lifetime_spend" in shown.stdout
+    doc = json.loads(strata("lineage", JAFFLE, "raw_orders", "--downstream", "--json").stdout)
+    assert "raw_orders.order_total" in [c["column"] for c in doc["columns"]]
+    assert all(c["downstream"]["kind"] == "source" for c in doc["columns"])
+    bad = strata("lineage", JAFFLE, "stg_order", "--downstream")
+    assert bad.returncode == 1 and "error[E010]" in bad.stderr

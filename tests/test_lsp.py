@@ -337,7 +337,7 @@ def test_rendered_sql_of_the_model_under_the_cursor(editor: Editor, shop: Path):
     uri = (shop / "models" / "orders.strata").as_uri()
     lenses = editor.code_lens(uri)
     assert [(lens.command.command, lens.command.arguments[1]) for lens in lenses] == [
-        ("strata.showSql", 0), ("strata.showSql", 6)]
+        ("strata.renderSql", 0), ("strata.renderSql", 6)]
     duck = editor.command("strata.renderSql", uri, 9, "duckdb")
     assert duck["model"] == "by_customer" and duck["error"] is None
     assert "SUM(" in duck["sql"] and "GROUP BY" in duck["sql"]

@@ -100,6 +100,10 @@ def test_plugin_reports_and_deletes_the_file_of_a_removed_model(pytester, projec
     renamed = pytester.runpytest("-p", "no:cacheprovider")
     assert renamed.ret != 0
     renamed.stdout.fnmatch_lines(["*2 snapshots unused*"])
+    # each unused file named, with its dialect and model (issue 38: only a count)
+    renamed.stdout.fnmatch_lines(["Unused *(models/sql_snapshots/duckdb/customer_revenue.sql)",
+                                  "Unused *(models/sql_snapshots/spark/customer_revenue.sql)"],
+                                 consecutive=False)
 
     pytester.runpytest("-p", "no:cacheprovider", "--snapshot-update").assert_outcomes(passed=4)
     names = {p.name for p in (project / "models/sql_snapshots/duckdb").iterdir()}
@@ -112,6 +116,15 @@ def test_plugin_takes_the_module_from_the_command_line(pytester: pytest.Pytester
                                 "--strata-dialect", "postgres", "--snapshot-update")
     result.assert_outcomes(passed=2)
     assert (pytester.path / "models/sql_snapshots/postgres/paid_orders.sql").is_file()
+
+
+def test_a_module_named_on_the_command_line_and_in_the_config_runs_once(pytester, project):
+    """Issue 38: `--strata-module models` with pyproject's `strata_modules = ["models"]`
+    ran every test twice (paid_orders0, paid_orders1)."""
+    result = pytester.runpytest("-p", "no:cacheprovider", "--strata-module", "models",
+                                "--snapshot-update", "-v")
+    result.assert_outcomes(passed=4)
+    assert "paid_orders0" not in result.stdout.str()
 
 
 def test_plugin_fails_a_module_that_does_not_compile(pytester, project):

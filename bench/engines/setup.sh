@@ -77,7 +77,7 @@ versions = {
                                        "pyspark")},
     "sqlmesh": {d: ver("sqlmesh", d) for d in ("sqlmesh", "sqlglot", "psycopg2",
                                                "pyspark")},
-    "strata": {d: ver("strata", d) for d in ("strata", "sqlglot", "psycopg", "pyspark",
+    "strata": {d: ver("strata", d) for d in ("strata-models", "sqlglot", "psycopg", "pyspark",
                                              "duckdb")},
     "python": sys.version.split()[0],
 }

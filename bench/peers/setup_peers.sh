@@ -73,7 +73,7 @@ def ver(venv, dist):
 versions = {
     "dbt": {d: ver("dbt", d) for d in ("dbt-core", "dbt-duckdb", "duckdb")},
     "sqlmesh": {d: ver("sqlmesh", d) for d in ("sqlmesh", "sqlglot", "duckdb")},
-    "strata": {d: ver("strata", d) for d in ("strata", "sqlglot", "duckdb", "matplotlib")},
+    "strata": {d: ver("strata", d) for d in ("strata-models", "sqlglot", "duckdb", "matplotlib")},
     "python": sys.version.split()[0],
 }
 (venvs / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")

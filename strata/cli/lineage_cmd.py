@@ -14,6 +14,7 @@ from strata.lineage import (
     downstream,
     model_lineage,
     reader_names,
+    relation_downstream,
     split_target,
 )
 
@@ -32,8 +33,16 @@ def lineage_cmd(module: str, target: str, down: bool, as_json: bool) -> None:
     column). With --downstream, the model columns that read it."""
     mod = load_checked(module)
     relation, column = split_target(mod, target)
+    if down and column is None:  # a model or source alone: each of its columns
+        trees = relation_downstream(mod, relation)
+        if as_json:
+            print_json({"columns": [{"column": t.name, "downstream": t.to_json(),
+                                     "readers": reader_names(t)} for t in trees]})
+        else:
+            _print_lines([line for t in trees for line in [*_reader_lines(t), ""]][:-1])
+        return
     if down:
-        tree = downstream(mod, relation, column if column is not None else "")
+        tree = downstream(mod, relation, column)
         if as_json:
             print_json({"column": tree.name, "downstream": tree.to_json(),
                         "readers": reader_names(tree)})

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from strata import DISTRIBUTION
 from strata.cli.render import render_all, safe_console
 from strata.diagnostics import Diagnostic, StrataError
 
@@ -130,7 +131,8 @@ _COMMAND_MODULES = {"check": "compile_cmds", "compile": "compile_cmds", "build":
                     "branch": "run_cmds", "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd",
                     "lsp": "lsp_cmd",
                     "init": "init_cmd", "snapshot": "snapshot_cmd", "lineage": "lineage_cmd",
-                    "graph": "graph_cmd", "diff": "diff_cmd"}
+                    "graph": "graph_cmd", "diff": "diff_cmd", "show": "show_cmd",
+                    "sql": "show_cmd"}
 
 
 def _load_commands(module: str | None = None) -> None:
@@ -159,7 +161,7 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="strata")
+@click.version_option(package_name=DISTRIBUTION)
 def cli() -> None:
     """Strata: declarative data models compiled to SQL, materialized as immutable,
     content-addressed snapshots behind views."""

@@ -371,11 +371,14 @@ def replay_execute(wh: Warehouse, run_id: str) -> Replay:
     so `replay --execute` verifies what that entry pointed the views at."""
     entry = H.find(wh, run_id)
     if entry.kind == H.FAILED:
+        rerun = rerun_command(wh, entry)
+        # only `run` has --stage-only (a backfill's rerun is `strata backfill ...`)
+        staged = (" (add --stage-only to check without publishing)"
+                  if rerun.startswith("strata run ") else "")
         raise fail("E120", f"cannot replay --execute `{entry.id}`: it is a failed run "
                    f"({failure_summary(entry)}); it recorded no content to compare with",
                    None, "`strata replay ID` (without --execute) shows what failed; to try "
-                   f"it again: `{rerun_command(wh, entry)}` (add --stage-only to check "
-                   "without publishing)")
+                   f"it again: `{rerun}`{staged}")
     records = require_snapshots(wh, entry, "replay")
     replay = Replay(entry)
     for builder, recipe, wanted in _recipes(wh, entry, records):

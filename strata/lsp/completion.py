@@ -4,7 +4,9 @@
 - after `alias.`: that relation's columns;
 - after `pin `: the pin kinds;
 - at the start of a line (a step, a property, a pin): step keywords, properties, `pin`;
-- elsewhere in a step: the columns in scope there, then the catalogue's functions.
+- elsewhere in a step: the columns in scope there, then the catalogue's functions,
+  and in the `derive` right after a `window` step the window functions (row_number,
+  lag, ...), the only place they are computed (E097 elsewhere).
 """
 
 from __future__ import annotations
@@ -46,7 +48,28 @@ def complete(index: Index, file: str, line: int, column: int) -> list[lsp.Comple
         return _columns(index, file, line, column, alias)
     if not words or last == "|":
         return _line_starts()
-    return _columns(index, file, line, column, None) + _functions()
+    functions = _functions()
+    if in_window_derive(index, file, line):
+        functions = _window_functions() + functions
+    return _columns(index, file, line, column, None) + functions
+
+
+def in_window_derive(index: Index, file: str, line: int) -> bool:
+    """Whether `line` is in a `derive` whose step above is a `window` (lines that start
+    no step, such as a frame's `rows between ...` or a derive's next item, are read
+    as part of the step above them)."""
+    steps = []
+    keywords = set(language.step_keywords())
+    for n in range(line, 0, -1):
+        words = index.line(file, n).replace("|", " ").split()
+        first = words[0] if words else ""
+        if first == "model" or first == "}":
+            break
+        if first in keywords:
+            steps.append(first)
+            if len(steps) == 2:
+                break
+    return steps == ["derive", "window"]
 
 
 def _relations(index: Index) -> list[lsp.CompletionItem]:
@@ -81,6 +104,11 @@ def _columns(index: Index, file: str, line: int, column: int,
 def _functions() -> list[lsp.CompletionItem]:
     return [_item(f.name, lsp.CompletionItemKind.Function, f.signature, f.doc)
             for f in language.functions()]
+
+
+def _window_functions() -> list[lsp.CompletionItem]:
+    return [_item(f.name, lsp.CompletionItemKind.Function, f.signature,
+                  f"window function: {f.doc}") for f in language.window_functions()]
 
 
 def _line_starts() -> list[lsp.CompletionItem]:

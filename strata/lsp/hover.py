@@ -66,6 +66,8 @@ def function_text(name: str) -> str | None:
     if fn is None:
         return None
     kind = "aggregate function" if fn.aggregate else "function"
+    if language.is_window_function(name):
+        kind = "window function (in the `derive` right after a `window` step)"
     text = f"```strata\n{fn.signature or name + '(...)'}\n```\n{kind}: {fn.doc}"
     if fn.example[0]:
         text += f"\n\nexample: `{fn.example[0]}` → `{fn.example[1]!r}`"

@@ -1,6 +1,7 @@
 """What completion offers, read from the language's own data so it follows the
 language as it grows: step keywords and pin kinds from grammar.lark, properties
-from the checks, functions (with signature and doc) from the catalogue."""
+from the checks, functions (with signature and doc) from the catalogue and the window
+functions (semantics/windows.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from strata.semantics import checks
 from strata.semantics import functions as F
+from strata.semantics import windows as W
 
 _GRAMMAR = Path(__file__).resolve().parent.parent / "syntax" / "grammar.lark"
 
@@ -73,5 +75,14 @@ def functions() -> list[F.Function]:
     return list(F.CATALOGUE.values())
 
 
+def window_functions() -> list[F.Function]:
+    """row_number, lag, ...: computed only by the `derive` after a `window` step."""
+    return list(W.WINDOW_FUNCTIONS.values())
+
+
 def function(name: str) -> F.Function | None:
-    return F.CATALOGUE.get(name)
+    return F.CATALOGUE.get(name) or W.WINDOW_FUNCTIONS.get(name)
+
+
+def is_window_function(name: str) -> bool:
+    return name in W.WINDOW_FUNCTIONS and name not in F.CATALOGUE

@@ -1,6 +1,6 @@
 """`strata lsp`: the language server. Wiring only: each request is answered by the
 feature module named for its job (diagnostics, hover, definition, completion,
-symbols, sql_view) from the module checked last and its index.
+symbols, quickfix, rename, sql_view) from the module checked last and its index.
 
 A document belongs to the module found from its path (`search.find_module_root`,
 or the `module` initialization option, for the documents inside it); a document
@@ -28,12 +28,22 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from strata.diagnostics import Diagnostic, StrataError
-from strata.lsp import completion, definition, diagnostics, hover, sql_view, symbols, wire
+from strata.lsp import (
+    completion,
+    definition,
+    diagnostics,
+    hover,
+    quickfix,
+    rename,
+    sql_view,
+    symbols,
+    wire,
+)
 from strata.lsp.convert import one_based, to_location, to_range
 from strata.lsp.index import Index, build_index
 from strata.lsp.loader import Session, path_uri, uri_path
@@ -490,9 +500,66 @@ def on_code_lens(ls: StrataServer, params: lsp.CodeLensParams) -> list[lsp.CodeL
             lenses.append(lsp.CodeLens(range=to_range(info.decl.name_span,
                                                       index.module.files.get(file)),
                                        command=lsp.Command(
-                title="Show SQL", command=sql_view.SHOW,
+                title="Show SQL", command=sql_view.COMMAND,
                 arguments=[params.text_document.uri, info.decl.name_span.line - 1])))
     return lenses
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+def on_workspace_symbols(ls: StrataServer,
+                         params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
+    """The sources, models and tests of every module with a document open."""
+    found = []
+    for key in list(ls.sessions):
+        members = ls.members(key)
+        if members:
+            index, _ = ls.index(next(iter(members)))
+            found.extend(symbols.workspace_symbols(index, params.query, ls.uri_of(key)))
+    return found
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+def on_code_action(ls: StrataServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes for the diagnostics the editor sends that suggest a name."""
+    uri = params.text_document.uri
+    ours = [d for d in params.context.diagnostics if d.source in (None, "strata")]
+    return quickfix.code_actions(uri, ours, ls.lines(uri))
+
+
+def _rename_target(ls: StrataServer, params) -> tuple[Index, rename.Target]:
+    index, file = ls.index(params.text_document.uri)
+    where = one_based(params.position, ls.line_at(params, index, file))
+    try:
+        return index, rename.target_at(index, file, *where)
+    except rename.RenameRefused as why:
+        raise JsonRpcInvalidRequest(message=f"strata lsp: {why}") from None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+def on_prepare_rename(ls: StrataServer, params: lsp.PrepareRenameParams):
+    """The name the editor offers to rename, or why not (before the user types)."""
+    index, target = _rename_target(ls, params)
+    return lsp.PrepareRenamePlaceholder(
+        range=to_range(target.span, index.module.files.get(target.span.file)),
+        placeholder=target.definition.name)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True))
+def on_rename(ls: StrataServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit:
+    """A model or a model's column renamed in every file of the module."""
+    index, target = _rename_target(ls, params)
+    try:
+        spans = rename.rename_spans(index, target, params.new_name)
+    except rename.RenameRefused as why:
+        raise JsonRpcInvalidRequest(message=f"strata lsp: {why}") from None
+    uri_of = ls.uri_of(ls.key_for(params.text_document.uri))
+    changes: dict[str, list[lsp.TextEdit]] = {}
+    for span in spans:
+        location = to_location(span, index.module.files, uri_of)
+        changes.setdefault(location.uri, []).append(
+            lsp.TextEdit(range=location.range, new_text=params.new_name))
+    return lsp.WorkspaceEdit(changes=changes)
 
 
 RENDER_USAGE = ("strata.renderSql takes the document's URI (a string), a 0-based line "

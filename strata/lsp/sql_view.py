@@ -10,8 +10,10 @@ from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError
 from strata.semantics.module import Module
 
-COMMAND = "strata.renderSql"  # the server's: answers {model, dialect, sql, error}
-SHOW = "strata.showSql"  # the editor's (editors/vscode): opens that SQL beside the model
+# The server's own command, listed in `executeCommandProvider`: the "Show SQL" code
+# lens calls it, so any editor (Neovim's `vim.lsp.codelens.run()`) gets the SQL back
+# as {model, dialect, sql, error}; an editor only decides how to display it.
+COMMAND = "strata.renderSql"
 
 
 @dataclass(frozen=True)

@@ -63,18 +63,42 @@ def _lag_lead(cls):
     return build
 
 
-# aggregate=True: like an aggregate, a window function may not nest in another
+# aggregate=True: like an aggregate, a window function may not nest in another.
+# signature and doc: as docs/LANGUAGE.md's table has them (a test holds them equal);
+# the language server's hover and completion show them.
 WINDOW_FUNCTIONS: dict[str, Function] = {f.name: f for f in (
-    Function("row_number", 0, 0, _int, lambda a: exp.RowNumber(), aggregate=True),
-    Function("rank", 0, 0, _int, lambda a: exp.Rank(), aggregate=True),
-    Function("dense_rank", 0, 0, _int, lambda a: exp.DenseRank(), aggregate=True),
-    Function("percent_rank", 0, 0, _double, lambda a: exp.PercentRank(), aggregate=True),
-    Function("cume_dist", 0, 0, _double, lambda a: exp.CumeDist(), aggregate=True),
-    Function("ntile", 1, 1, _ntile, lambda a: exp.Ntile(this=a[0]), aggregate=True),
-    Function("lag", 1, 3, _offset, _lag_lead(exp.Lag), aggregate=True),
-    Function("lead", 1, 3, _offset, _lag_lead(exp.Lead), aggregate=True),
-    Function("first_value", 1, 1, _value, lambda a: exp.FirstValue(this=a[0]), aggregate=True),
-    Function("last_value", 1, 1, _value, lambda a: exp.LastValue(this=a[0]), aggregate=True),
+    Function("row_number", 0, 0, _int, lambda a: exp.RowNumber(), aggregate=True,
+             signature='row_number() -> int',
+             doc="the row's position in its partition, 1 for the first"),
+    Function("rank", 0, 0, _int, lambda a: exp.Rank(), aggregate=True,
+             signature='rank() -> int',
+             doc='1 + the rows ordered before it; ties share a rank and leave a gap after'),
+    Function("dense_rank", 0, 0, _int, lambda a: exp.DenseRank(), aggregate=True,
+             signature='dense_rank() -> int',
+             doc='like `rank`, without gaps'),
+    Function("percent_rank", 0, 0, _double, lambda a: exp.PercentRank(), aggregate=True,
+             signature='percent_rank() -> double',
+             doc='`(rank - 1) / (rows - 1)`, 0 for a partition of one row'),
+    Function("cume_dist", 0, 0, _double, lambda a: exp.CumeDist(), aggregate=True,
+             signature='cume_dist() -> double',
+             doc="the share of the partition's rows ordered before it or tied with it"),
+    Function("ntile", 1, 1, _ntile, lambda a: exp.Ntile(this=a[0]), aggregate=True,
+             signature='ntile(n: int) -> int',
+             doc='the bucket, 1 to `n`, of `n` buckets as equal as can be'),
+    Function("lag", 1, 3, _offset, _lag_lead(exp.Lag), aggregate=True,
+             signature='lag(x: T[, offset: int[, default: T]]) -> T',
+             doc='`x` of the row `offset` (default 1) rows before, `default` (or `null`) '
+                 'when there is none'),
+    Function("lead", 1, 3, _offset, _lag_lead(exp.Lead), aggregate=True,
+             signature='lead(x: T[, offset: int[, default: T]]) -> T',
+             doc='`x` of the row `offset` (default 1) rows after, `default` (or `null`) '
+                 'when there is none'),
+    Function("first_value", 1, 1, _value, lambda a: exp.FirstValue(this=a[0]), aggregate=True,
+             signature='first_value(x: T) -> T',
+             doc='`x` of the first row of the frame'),
+    Function("last_value", 1, 1, _value, lambda a: exp.LastValue(this=a[0]), aggregate=True,
+             signature='last_value(x: T) -> T',
+             doc="`x` of the last row of the frame (with no frame: the current row's last tie)"),
 )}
 
 # need an order; ignore (and must not carry) a frame

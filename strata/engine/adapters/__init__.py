@@ -34,7 +34,7 @@ def open_adapter(location: Location, write: bool = True, lock_timeout: float = 1
         raise fail("E070", f"cannot open the warehouse `{location.redacted()}`: its engine's "
                    f"Python client (`{(err.name or '?').split('.')[0]}`) is not installed", None,
                    f"install it with Strata's `{adapter.extra}` extra: pip install "
-                   f"'strata[{adapter.extra}]' (from a checkout: pip install -e "
+                   f"'strata-models[{adapter.extra}]' (from a checkout: pip install -e "
                    f"'.[{adapter.extra}]')") from None
 
 

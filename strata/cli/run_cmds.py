@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from strata.cachedirs import default_dir
 from strata.cli.compile_cmds import (
     at_option,
     chosen_models,
@@ -29,7 +30,6 @@ from strata.engine.pins import declared_unique, planned_checks
 from strata.engine.sources import moved_relations, parse_overrides
 from strata.engine.staleness import drift_plan, drift_summary, plan_reasons, vanished_views
 from strata.engine.warehouse import Warehouse
-from strata.syntax.cache import default_dir
 from strata.textsafe import escape_unprintable, shown_name
 
 

@@ -24,6 +24,7 @@ from lark.exceptions import (
     VisitError,
 )
 
+from strata.cachedirs import cache_home, private_dir
 from strata.diagnostics import Diagnostic, Span, StrataError, fail
 from strata.syntax import ast
 from strata.syntax.ast import _Name, _Names
@@ -113,8 +114,6 @@ def _tables_file() -> str | bool:
     import sys
 
     import lark
-
-    from strata.syntax.cache import cache_home, private_dir
 
     directory = private_dir(cache_home() / "grammar")
     if directory is None:

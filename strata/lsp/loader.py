@@ -22,12 +22,8 @@ from strata.cachedirs import default_dir
 from strata.diagnostics import Diagnostic, StrataError
 from strata.semantics import checks
 from strata.semantics.module import Module
-from strata.semantics.resolve import (
-    ModelResolver,
-    Resolver,
-    _resolve,
-    display_path,
-)
+from strata.semantics.resolve import Resolver, _resolve, display_path
+from strata.semantics.steps import ModelResolver
 from strata.syntax import ast
 from strata.syntax.cache import parse_cached, parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from strata.diagnostics import Diagnostic, Span, did_you_mean
 from strata.plan import Col, RelationRef
 from strata.semantics import types as T
+from strata.semantics.definitions import Definitions
 from strata.semantics.module import Module
-from strata.semantics.userfunctions import Definitions
 from strata.syntax import ast
 
 

@@ -24,7 +24,8 @@ from strata.engine.branches import live_snapshots
 from strata.engine.environment import crash_point
 from strata.engine.fingerprints import EMPTY, RowHash
 from strata.engine.handle import internal
-from strata.engine.pins import CheckLog, check_pins
+from strata.engine.pins.checks import check_pins
+from strata.engine.pins.results import CheckLog
 from strata.engine.publication import adapter_of
 from strata.engine.sources import Split
 from strata.engine.warehouse import Warehouse

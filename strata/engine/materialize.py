@@ -35,14 +35,9 @@ from strata.engine.fingerprints import (
 )
 from strata.engine.handle import MAIN_BRANCH, internal
 from strata.engine.lanes import Built, LaneAborted, Lanes
-from strata.engine.pins import (
-    CheckLog,
-    PinError,
-    Violation,
-    check_joins,
-    check_pins,
-    pin_reads,
-)
+from strata.engine.pins.checks import check_pins, pin_reads
+from strata.engine.pins.joins import check_joins
+from strata.engine.pins.results import CheckLog, PinError, Violation
 from strata.engine.publication import adapter_of, publish, recovered_base
 from strata.engine.sources import (
     SourceBinding,

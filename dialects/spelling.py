@@ -37,7 +37,7 @@ def double_literal(value: str) -> exp.Expression:
 
 
 def case(*arms: tuple[exp.Expression, exp.Expression],
-          default: exp.Expression | None = None) -> exp.Case:
+         default: exp.Expression | None = None) -> exp.Case:
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in arms], default=default)
 
 

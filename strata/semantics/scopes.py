@@ -40,7 +40,7 @@ def same_name(a: str, b: str) -> bool:
 
 
 def duplicate(name: str, other: str, twice: str, where: str = "",
-               hint: str | None = None) -> tuple[str, str | None]:
+              hint: str | None = None) -> tuple[str, str | None]:
     """Message and hint for column `name` defined where `other` already is: the same
     name `twice`, or a name the engine would not tell apart from it (case)."""
     if other == name:

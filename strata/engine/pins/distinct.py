@@ -27,7 +27,7 @@ class Key:
 
 
 def bitmap_slot(key: Key, bounds: list[tuple], rows: int
-                 ) -> tuple[exp.Expression, int] | None:
+                ) -> tuple[exp.Expression, int] | None:
     """An integer slot per row, equal for two rows iff their keys are equal, and the
     bitmap size; None when the key's range is too wide for a bitmap."""
     parts: list[tuple[exp.Expression | None, int]] = []
@@ -64,7 +64,7 @@ def bitmap_distinct(slot: exp.Expression, size: int) -> exp.Expression:
 
 
 def key_bounds(wh, relation: exp.Expression, keys: list[Key], where: exp.Expression | None,
-                log: CheckLog) -> list:
+               log: CheckLog) -> list:
     """min/max of every integer key expression (answered from table statistics on a
     fresh snapshot table)."""
     exprs = [e for k in keys for e in k.exprs]
@@ -81,7 +81,7 @@ def key_bounds(wh, relation: exp.Expression, keys: list[Key], where: exp.Express
 
 
 def has_duplicates(wh, relation: exp.Expression, key: Key, where: exp.Expression | None,
-                    log: CheckLog) -> bool:
+                   log: CheckLog) -> bool:
     """One aggregate grouping by the key itself: any group of two is a duplicate.
     (Grouping by `hash(key)` instead was measured slower on text keys: the engine
     hashes the key to group it anyway.)"""

@@ -34,8 +34,8 @@ from dialects.base import (
     whole_weeks,
 )
 from dialects.binding import bind_by_subquery
-from dialects.functions import function_rewrite
 from dialects.numeric import ieee_divide_function
+from dialects.spelling import function_rewrite
 
 
 def _monday_weeks(node: exp.Expression) -> exp.Expression:

@@ -42,7 +42,6 @@ from dialects.base import (
     whole_second,
     whole_weeks_of_dates,
 )
-from dialects.functions import function_rewrite
 from dialects.numeric import (
     Rounding,
     bind_by_subquery,
@@ -58,6 +57,7 @@ from dialects.numeric import (
     trunc_function,
     unicode_trim,
 )
+from dialects.spelling import function_rewrite
 
 
 def _cardinality(node: exp.Expression) -> exp.Expression:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dialects.base import CannotExpress
+from dialects.base import CannotExpress, num
 
 Spelling = Callable[[exp.Expression], exp.Expression]
 
@@ -510,3 +510,31 @@ def extract_one_group(engine: str) -> Spelling:
             found = exp.Anonymous(this="REGEXP_EXTRACT", expressions=[s.copy(), p])
         return _null_kept(s, found)
     return spell
+
+
+# ---------------------------------------------------------------- the spellings, per engine
+def _snowflake_occurrence(every: bool) -> list[exp.Expression]:
+    return [num(1), num(0 if every else 1)]  # from position 1; occurrence 0 is every one
+
+
+def _postgres_flags(every: bool) -> list[exp.Expression]:
+    return [exp.Literal.string("g")] if every else []
+
+
+REGEXP = {  # engine -> the regexp_* spellings (dialects/regex.py)
+    "postgres": {"regexp_matches": matches_by_operator(RE2),
+                 "regexp_replace": replace_posix("postgres", _postgres_flags),
+                 "regexp_extract": extract_one_group("postgres")},
+    "spark": {"regexp_matches": matches_by_operator(JAVA),
+              "regexp_replace": replace_all_or_first("spark", JAVA, DOLLAR),
+              "regexp_extract": extract_java},
+    "snowflake": {"regexp_matches": matches_by_position,
+                  "regexp_replace": replace_posix("snowflake", _snowflake_occurrence),
+                  "regexp_extract": extract_one_group("snowflake")},
+    "bigquery": {"regexp_matches": matches_by("REGEXP_CONTAINS", RE2),
+                 "regexp_replace": replace_all_or_first("bigquery", RE2, BACKSLASH),
+                 "regexp_extract": extract_one_group("bigquery")},
+    "trino": {"regexp_matches": matches_by("REGEXP_LIKE", JAVA),
+              "regexp_replace": replace_all_or_first("trino", JAVA, DOLLAR),
+              "regexp_extract": extract_or_null},
+}

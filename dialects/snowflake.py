@@ -33,7 +33,7 @@ from dialects.base import (
     whole_weeks,
 )
 from dialects.binding import bind_by_subquery
-from dialects.functions import function_rewrite
+from dialects.spelling import function_rewrite
 
 
 def _epoch(x: exp.Expression) -> exp.Expression:

@@ -47,7 +47,6 @@ from dialects.base import (
     whole_second,
     whole_weeks_of_dates,
 )
-from dialects.functions import function_rewrite
 from dialects.numeric import (
     Rounding,
     bind_by_lambda,
@@ -62,6 +61,7 @@ from dialects.numeric import (
     unicode_trim,
     wide_integer_sum,
 )
+from dialects.spelling import function_rewrite
 
 
 class Spark(Dialect):

@@ -35,7 +35,7 @@ from dialects.base import (
     text_meets_time,
 )
 from dialects.binding import bind_by_lambda
-from dialects.functions import function_rewrite
+from dialects.spelling import function_rewrite
 
 EPOCH_START = exp.Literal.string("1970-01-01 00:00:00")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from strata.compiler import compile_statements, format_statements, select_models
-from strata.engine.warehouse import MAIN_BRANCH
+from strata.engine.handle import MAIN_BRANCH
 from strata.lineage import edges as column_edges
 from strata.lineage import model_lineage
 from strata.semantics.module import Module

@@ -22,29 +22,13 @@ before selection (`-k`, `-m`, `--deselect` apply to them as to any test).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from strata.pytest_options import configured_modules
+
 NODE = "strata-sql"  # the collector's node id: tests read strata-sql::test_model_sql[...]
-
-
-@dataclass(frozen=True)
-class SqlCase:
-    """One test: a model's SQL in one dialect, locked at `path`. `model` is None for
-    a module that does not load: the test fails showing its diagnostics."""
-
-    module: str  # the module's path as configured
-    dialect: str
-    model: str | None
-    path: Path | None  # the snapshot file
-    text: str = ""  # the model's SQL as `strata snapshot` writes it
-    error: str | None = None  # the rendered diagnostics when the module does not compile
-
-    @property
-    def id(self) -> str:
-        return f"{self.module}/{self.dialect}/{self.model or '<module>'}"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,27 +41,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="Strata modules whose models' SQL is locked as .sql files")
     parser.addini("strata_dialects", type="args", default=[],
                   help="dialects to lock the SQL for (default duckdb)")
-
-
-def configured_modules(config: pytest.Config) -> list[Path]:
-    """--strata-module paths (relative to where pytest runs), then the ini's (relative
-    to the ini file, as pytest reads `paths`), each module once."""
-    here = config.invocation_params.dir
-    named = [here / p for p in config.getoption("strata_module")] + \
-        list(config.getini("strata_modules"))
-    # one module named twice (on the command line and in the ini) is tested once: its
-    # tests ran twice, as paid_orders0 and paid_orders1 (issue 38)
-    unique: dict[Path, Path] = {}
-    for path in named:
-        unique.setdefault(path.resolve(), path)
-    return list(unique.values())
-
-
-def configured_dialects(config: pytest.Config) -> list[str]:
-    import dialects
-
-    names = config.getoption("strata_dialect") or config.getini("strata_dialects")
-    return list(dict.fromkeys(names)) or [dialects.DEFAULT]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -7,6 +7,7 @@ plugin collects this file itself when modules are configured.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,25 @@ from syrupy.location import PyTestLocation
 
 from strata.buildfiles import SUFFIX
 from strata.diagnostics import StrataError
-from strata.pytest_plugin import SqlCase, configured_dialects, configured_modules
+from strata.pytest_options import configured_dialects, configured_modules
 from strata.safefiles import Place
+
+
+@dataclass(frozen=True)
+class SqlCase:
+    """One test: a model's SQL in one dialect, locked at `path`. `model` is None for
+    a module that does not load: the test fails showing its diagnostics."""
+
+    module: str  # the module's path as configured
+    dialect: str
+    model: str | None
+    path: Path | None  # the snapshot file
+    text: str = ""  # the model's SQL as `strata snapshot` writes it
+    error: str | None = None  # the rendered diagnostics when the module does not compile
+
+    @property
+    def id(self) -> str:
+        return f"{self.module}/{self.dialect}/{self.model or '<module>'}"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

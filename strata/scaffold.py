@@ -183,10 +183,10 @@ def _write_new(target: Folder, files: dict[str, str]) -> None:
 
 
 def pause_point(step: str) -> None:
-    """The tests' pause point (strata.engine.warehouse.crash_point), imported only when
+    """The tests' pause point (strata.engine.environment.crash_point), imported only when
     asked for: init must not pay for the engine's imports."""
     if os.environ.get("STRATA_PAUSE_AT") == step:
-        from strata.engine.warehouse import crash_point
+        from strata.engine.environment import crash_point
 
         crash_point(step)
 

@@ -323,7 +323,8 @@ model m {
 def test_pins_check_in_the_engine_through_its_adapter(adapter, tmp_path):
     """The pin checks' trees, rendered for each engine, find the same violations: a
     shared id, a NULL name, one row too many; the name pins that hold pass."""
-    from strata.engine.pins import CheckLog, PinError, check_pins
+    from strata.engine.pins.checks import check_pins
+    from strata.engine.pins.results import CheckLog, PinError
     from strata.semantics.resolve import load_module
 
     (tmp_path / "m.strata").write_text(PINNED)

@@ -13,7 +13,7 @@ from dialects import duckdb as duck
 from dialects import postgres, spark
 from strata.engine.adapters.postgres import MAX_NAME_BYTES, PostgresAdapter
 from strata.engine.adapters.spark import SparkAdapter, encode_name
-from strata.engine.pins import contract_problems_engine
+from strata.engine.pins.contracts import contract_problems_engine
 from strata.semantics.types import Type
 
 

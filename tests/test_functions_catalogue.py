@@ -441,9 +441,9 @@ FORM_TEXT = st.text(alphabet="0123456789_.eE+-xXbBaf \t\n", max_size=12)
 @given(FORM_TEXT)
 def test_the_int_forms_the_engines_are_told_are_exactly_duckdbs(text):
     """The patterns PostgreSQL and Spark test before reading a number (dialects/
-    functions.py) accept exactly what DuckDB's TRY_CAST reads, to the same value:
+    try_cast.py) accept exactly what DuckDB's TRY_CAST reads, to the same value:
     a decimal rounded half away from zero, hex and binary, inside 64 bits."""
-    from dialects import functions as D
+    from dialects import try_cast as D
 
     def value():
         if re.fullmatch(D.INT_DECIMAL[1:-1], text):

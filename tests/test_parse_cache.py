@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import strata.cli.compile_cmds  # noqa: F401  (registers the commands on `cli`)
+from strata import cachedirs
 from strata.cli.main import cli
 from strata.diagnostics import StrataError
 from strata.semantics.resolve import load_module
@@ -204,10 +205,10 @@ def test_a_cache_folder_others_can_write_to_is_not_used(
     shared.chmod(0o777)
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("STRATA_NO_CACHE", raising=False)
-    assert cache.default_dir() is None
+    assert cachedirs.default_dir() is None
     assert CliRunner().invoke(cli, ["check", str(path)]).exit_code == 0
     assert entries(shared) == []
     shared.chmod(0o700)  # private again: used
-    assert cache.default_dir() == shared
+    assert cachedirs.default_dir() == shared
     assert CliRunner().invoke(cli, ["check", str(path)]).exit_code == 0
     assert len(entries(shared)) == 1

@@ -14,7 +14,9 @@ from click.testing import CliRunner
 
 from strata.cli import compile_cmds, run_cmds  # noqa: F401  (registers commands)
 from strata.cli.main import cli
-from strata.engine.pins import CheckLog, PinError, check_joins, check_pins
+from strata.engine.pins.checks import check_pins
+from strata.engine.pins.joins import check_joins
+from strata.engine.pins.results import CheckLog, PinError
 from strata.semantics.resolve import load_module
 
 SOURCES = """\

@@ -301,7 +301,7 @@ def test_item16_a_merge_never_builds_on_a_damaged_layer(tmp_path):
 # ---------------------------------------------------------------- quarantine on evidence only
 # Quarantine follows evidence that ONE snapshot's storage is damaged (a block whose
 # checksum does not match, or verify's content hash), never the whole file failing
-# (E070) nor a passing failure (out of memory): warehouse.damaged_storage decides.
+# (E070) nor a passing failure (out of memory): adapters.duckdb_file.damaged_storage decides.
 def test_item16_a_truncated_warehouse_is_E070_for_run_and_nothing_is_written(tmp_path):
     """The shop's warehouse cut to half: `run` quarantined the snapshots it could not
     read, rebuilt them and published into the truncated file ("2 rebuilt, 12
@@ -325,7 +325,7 @@ def test_item16_a_truncated_warehouse_is_E070_for_run_and_nothing_is_written(tmp
 def test_item16_only_a_block_checksum_is_evidence_of_a_damaged_snapshot(shop, tmp_path):
     """damaged_storage, asked with the engine's own errors: a checksum mismatch on
     reading a table is; a truncated file (E070 instead) and out of memory are not."""
-    from strata.engine.warehouse import damaged_storage, file_failure
+    from strata.engine.adapters.duckdb_file import damaged_storage, file_failure
 
     wh, first, _, damaged = shop
 

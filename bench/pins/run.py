@@ -3,7 +3,7 @@
 The materialization is what a run does for the model anyway: `CREATE TABLE AS` the
 model's query (a 1e7-row scan joined to 1e5 customers). Each check is then timed on
 the new table exactly as a run calls it (`check_pins` / `check_joins` from
-strata.engine.pins), alone, and all together as the run does. Rounds are
+strata.engine.pins.checks and .joins), alone, and all together as the run does. Rounds are
 interleaved (materialize, then every check) and each cell is the median.
 
 For comparison, `before:` rows time the queries the checks ran before they were
@@ -34,7 +34,9 @@ sys.path.insert(0, str(REPO / "bench" / "peers"))
 
 import generate as gen  # the peers' generator: the same orders/customers sources
 
-from strata.engine.pins import CheckLog, check_joins, check_pins
+from strata.engine.pins.checks import check_pins
+from strata.engine.pins.joins import check_joins
+from strata.engine.pins.results import CheckLog
 from strata.plan import Plan
 from strata.semantics.resolve import load_module
 from strata.sqlgen.build import model_query

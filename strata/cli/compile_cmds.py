@@ -8,6 +8,7 @@ import click
 
 import dialects
 from strata.buildfiles import write_files
+from strata.cachedirs import default_dir
 from strata.cli.main import (
     cli,
     console,
@@ -21,7 +22,6 @@ from strata.compiler import compile_statements, format_statements
 from strata.diagnostics import StrataError, fail
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module
-from strata.syntax.cache import default_dir
 
 
 def split_names(value: str | None, code: str = "E079") -> list[str] | None:

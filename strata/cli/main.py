@@ -111,10 +111,10 @@ def _without_secrets(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 def _warehouse_failure(err: Exception) -> StrataError | None:
     """E070 when a command's warehouse file failed under it (the engine's one
-    classifier, strata.engine.warehouse.file_failure). Only a command with `-o
-    WAREHOUSE` that has loaded the engine can have one: `check` never imports DuckDB."""
+    classifier, strata.engine.adapters.duckdb_file.file_failure). Only a command with
+    `-o WAREHOUSE` that has loaded the engine can have one: `check` never imports DuckDB."""
     path = click.get_current_context().params.get("warehouse")
-    engine = sys.modules.get("strata.engine.warehouse")
+    engine = sys.modules.get("strata.engine.adapters.duckdb_file")
     if not path or engine is None:
         return None
     from strata.engine.locations import redact

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from strata.cachedirs import default_dir
 from strata.cli.compile_cmds import (
     at_option,
     chosen_models,
@@ -23,12 +24,12 @@ from strata.engine import history as H
 from strata.engine import ops
 from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
 from strata.engine.fingerprints import code_fingerprints
+from strata.engine.handle import MAIN_BRANCH
 from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
-from strata.engine.pins import declared_unique, planned_checks
+from strata.engine.pins.planned import declared_unique, planned_checks
 from strata.engine.sources import moved_relations, parse_overrides
 from strata.engine.staleness import drift_plan, drift_summary, plan_reasons, vanished_views
-from strata.engine.warehouse import MAIN_BRANCH, Warehouse
-from strata.syntax.cache import default_dir
+from strata.engine.warehouse import Warehouse
 from strata.textsafe import escape_unprintable, shown_name
 
 

@@ -11,21 +11,16 @@ from strata.clock import now_text
 from strata.diagnostics import Diagnostic, StrataError, fail
 from strata.engine import bookkeeping as B
 from strata.engine import history as H
-from strata.engine.adapters.base import Relation
+from strata.engine.adapters.base import INTERNAL, Relation
+from strata.engine.environment import crash_point
 from strata.engine.fingerprints import sha
-from strata.engine.warehouse import (
-    INTERNAL,
-    MAIN_BRANCH,
-    Warehouse,
-    crash_point,
-    q,
-)
+from strata.engine.handle import MAIN_BRANCH, WarehouseHandle, q
 
 VIEW_PREFIX = "v_"
 _BRANCH_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def branch_exists(wh: Warehouse, name: str) -> bool:
+def branch_exists(wh: WarehouseHandle, name: str) -> bool:
     if name == MAIN_BRANCH:
         return True
     if not wh.has_internal():
@@ -35,7 +30,7 @@ def branch_exists(wh: Warehouse, name: str) -> bool:
     return bool(wh.rows(query)[0][0])
 
 
-def ensure_branch(wh: Warehouse, name: str) -> None:
+def ensure_branch(wh: WarehouseHandle, name: str) -> None:
     if not branch_exists(wh, name):
         raise fail("E074", f"unknown branch `{name}`", None,
                    f"create it first: strata branch create {name} --from main -o {wh.label}"
@@ -43,7 +38,7 @@ def ensure_branch(wh: Warehouse, name: str) -> None:
                    "a branch name is letters, digits and _ (starting with a letter or _)")
 
 
-def branch_names(wh: Warehouse) -> list[str]:
+def branch_names(wh: WarehouseHandle) -> list[str]:
     """Every branch but main, by name."""
     if not wh.has_internal():
         return []
@@ -51,7 +46,7 @@ def branch_names(wh: Warehouse) -> list[str]:
     return [r[0] for r in wh.rows(query)]
 
 
-def list_branches(wh: Warehouse) -> list[dict]:
+def list_branches(wh: WarehouseHandle) -> list[dict]:
     out = [{"name": MAIN_BRANCH, "from_branch": None, "created_at": None,
             "views": len(live_snapshots(wh, MAIN_BRANCH))}]
     if not wh.has_internal():
@@ -64,18 +59,18 @@ def list_branches(wh: Warehouse) -> list[dict]:
     return out
 
 
-def schema_of(wh: Warehouse, branch: str) -> str:
+def schema_of(wh: WarehouseHandle, branch: str) -> str:
     """The schema holding the branch's views (the branch's name, encoded where the
     engine keeps only some names: adapter.physical_name)."""
     return wh.adapter.physical_name(branch)
 
 
-def view_of(wh: Warehouse, branch: str, model: str) -> Relation:
+def view_of(wh: WarehouseHandle, branch: str, model: str) -> Relation:
     """The live view of `model` on `branch`."""
     return Relation(schema_of(wh, branch), wh.adapter.physical_name(VIEW_PREFIX + model))
 
 
-def live_snapshots(wh: Warehouse, branch: str) -> dict[str, str]:
+def live_snapshots(wh: WarehouseHandle, branch: str) -> dict[str, str]:
     """model -> the snapshot its live view reads, read from the views themselves."""
     ad = wh.adapter
     prefix = ad.physical_name(VIEW_PREFIX)
@@ -87,7 +82,7 @@ def live_snapshots(wh: Warehouse, branch: str) -> dict[str, str]:
     return out
 
 
-def check_view_names(wh: Warehouse, branch: str, models) -> None:
+def check_view_names(wh: WarehouseHandle, branch: str, models) -> None:
     """E094 when the name of a model's live view (`branch.v_model`) holds a table, or
     a view strata did not write (one that reads no snapshot): CREATE OR REPLACE VIEW
     fails on a table (DuckDB's E000 "Existing object ... is of type Table") and would
@@ -113,7 +108,7 @@ def check_view_names(wh: Warehouse, branch: str, models) -> None:
             "(--branch)") for name, kind in sorted(foreign)])
 
 
-def switch_views(wh: Warehouse, branch: str, snapshots: dict[str, str],
+def switch_views(wh: WarehouseHandle, branch: str, snapshots: dict[str, str],
                  current: dict[str, str] | None = None) -> None:
     """Point each model's live view at its snapshot (inside the caller's transaction).
     Views that `current` (live_snapshots) shows already there are left alone."""
@@ -126,7 +121,7 @@ def switch_views(wh: Warehouse, branch: str, snapshots: dict[str, str],
         crash_point(f"after_view:{model}")
 
 
-def create_branch(wh: Warehouse, name: str, source: str) -> H.HistoryEntry:
+def create_branch(wh: WarehouseHandle, name: str, source: str) -> H.HistoryEntry:
     if not _BRANCH_NAME.match(name):
         raise fail("E084", f"invalid branch name `{name}`", None,
                    "use letters, digits and _ (starting with a letter or _)")

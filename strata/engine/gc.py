@@ -32,9 +32,12 @@ from strata.clock import now
 from strata.diagnostics import fail
 from strata.engine import bookkeeping as B
 from strata.engine import history as H
+from strata.engine.adapters.base import INTERNAL
 from strata.engine.branches import branch_names, live_snapshots
+from strata.engine.environment import crash_point
 from strata.engine.fingerprints import sha
-from strata.engine.warehouse import INTERNAL, MAIN_BRANCH, Warehouse, crash_point, q
+from strata.engine.handle import MAIN_BRANCH, q
+from strata.engine.warehouse import Warehouse
 from strata.textsafe import first_line
 
 ALL_BRANCHES = "*"  # the branch of a gc entry that considered every branch

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field, fields
 
 from strata.diagnostics import fail
 from strata.engine import bookkeeping as B
-from strata.engine.warehouse import Warehouse, dumps
+from strata.engine.handle import WarehouseHandle
+
+
+def dumps(value) -> str:
+    """The JSON text an entry or a registry row keeps: keys sorted, so equal values
+    are equal text."""
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 @dataclass
@@ -50,7 +56,7 @@ class HistoryEntry:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def append(wh: Warehouse, entry: HistoryEntry) -> HistoryEntry:
+def append(wh: WarehouseHandle, entry: HistoryEntry) -> HistoryEntry:
     """Append an entry (inside the caller's transaction when there is one). On an
     engine without transactions this one-row INSERT is the publication's commit
     point (bookkeeping.visible)."""
@@ -68,14 +74,14 @@ def _load(row) -> HistoryEntry:
     return HistoryEntry(**{k: v for k, v in data.items() if k in known})
 
 
-def entries(wh: Warehouse, branch: str | None = None) -> list[HistoryEntry]:
+def entries(wh: WarehouseHandle, branch: str | None = None) -> list[HistoryEntry]:
     """Newest first."""
     if not wh.has_internal():
         return []
     return [_load(r) for r in wh.rows(B.history(branch=branch))]
 
 
-def entries_with_id(wh: Warehouse, run_id: str) -> list[HistoryEntry]:
+def entries_with_id(wh: WarehouseHandle, run_id: str) -> list[HistoryEntry]:
     """Every entry under exactly this id, newest first (a run repeated with the same
     content keeps its id)."""
     if not wh.has_internal():
@@ -83,7 +89,7 @@ def entries_with_id(wh: Warehouse, run_id: str) -> list[HistoryEntry]:
     return [_load(r) for r in wh.rows(B.history(run_id=run_id))]
 
 
-def find(wh: Warehouse, run_id: str) -> HistoryEntry:
+def find(wh: WarehouseHandle, run_id: str) -> HistoryEntry:
     """The newest entry with this id (or a unique prefix of at least 4 characters)."""
     if not wh.has_internal():
         raise fail("E073", f"unknown run id `{run_id}`: the warehouse has no history yet")
@@ -100,7 +106,7 @@ def find(wh: Warehouse, run_id: str) -> HistoryEntry:
     return _load(rows[0])
 
 
-def relations_read(wh: Warehouse, run_id: str) -> dict[str, str] | None:
+def relations_read(wh: WarehouseHandle, run_id: str) -> dict[str, str] | None:
     """{source: relation} as the run with this id read them (its replay recipe), or
     None when no entry says. Taken out of the entry by the engine: the entry of a big
     module holds every model's SQL, which Python need not parse for this."""
@@ -112,7 +118,7 @@ def relations_read(wh: Warehouse, run_id: str) -> dict[str, str] | None:
     return read if isinstance(read, dict) else None
 
 
-def last_good_before(wh: Warehouse, branch: str, seq: int) -> HistoryEntry | None:
+def last_good_before(wh: WarehouseHandle, branch: str, seq: int) -> HistoryEntry | None:
     """The newest entry on the branch before `seq` that a rollback can return to (it
     lists snapshots; a failed run never does)."""
     return next((e for e in entries(wh, branch)
@@ -122,21 +128,21 @@ def last_good_before(wh: Warehouse, branch: str, seq: int) -> HistoryEntry | Non
 _PAGE = 8  # entries read at a time, newest first (the first page nearly always holds it)
 
 
-def last_with_snapshots(wh: Warehouse, branch: str) -> HistoryEntry | None:
+def last_with_snapshots(wh: WarehouseHandle, branch: str) -> HistoryEntry | None:
     """The staleness base: the newest run or backfill on the branch that published
     snapshots (stage-only runs, rollbacks and failed runs never serve); else what the
     branch was created from."""
     return _newest_with_snapshots(wh, branch, ("run", "backfill", "branch"))
 
 
-def last_published(wh: Warehouse, branch: str) -> HistoryEntry | None:
+def last_published(wh: WarehouseHandle, branch: str) -> HistoryEntry | None:
     """The newest entry on the branch that set its live views (a run, backfill,
     rollback or branch creation with snapshots): what every view of the branch must
     read. `recover` rolls views forward to it where publication has no transaction."""
     return _newest_with_snapshots(wh, branch, ROLLBACK_TARGETS)
 
 
-def _newest_with_snapshots(wh: Warehouse, branch: str, kinds: tuple[str, ...]
+def _newest_with_snapshots(wh: WarehouseHandle, branch: str, kinds: tuple[str, ...]
                            ) -> HistoryEntry | None:
     if not wh.has_internal():
         return None
@@ -167,7 +173,7 @@ FAILED = "failed"
 ROLLBACK_TARGETS = ("run", "backfill", "rollback", "branch")
 
 
-def failures_by_model(wh: Warehouse, branch: str) -> dict[str, HistoryEntry]:
+def failures_by_model(wh: WarehouseHandle, branch: str) -> dict[str, HistoryEntry]:
     """model -> the newest failed entry on the branch in which that model failed
     (its code, message and time are in `entry.failure`). One query over failed
     entries only."""
@@ -181,7 +187,7 @@ def failures_by_model(wh: Warehouse, branch: str) -> dict[str, HistoryEntry]:
     return out
 
 
-def last_built_seq(wh: Warehouse, branch: str) -> dict[str, int]:
+def last_built_seq(wh: WarehouseHandle, branch: str) -> dict[str, int]:
     """model -> seq of the newest run or backfill on the branch that published a
     snapshot of it (its last successful build)."""
     if not wh.has_internal():
@@ -242,11 +248,11 @@ def _row(rec: SnapshotRecord) -> dict:
             "created_at": rec.created_at}
 
 
-def register(wh: Warehouse, rec: SnapshotRecord) -> None:
+def register(wh: WarehouseHandle, rec: SnapshotRecord) -> None:
     register_many(wh, [rec])
 
 
-def register_many(wh: Warehouse, records: list[SnapshotRecord]) -> None:
+def register_many(wh: WarehouseHandle, records: list[SnapshotRecord]) -> None:
     """Register many snapshots in few statements (one INSERT per record cost ~2-5 ms
     each on a 1,000-model run): the adapter's `insert_rows` (DuckDB: one JSON
     document the engine unnests; elsewhere multi-row VALUES). A record collected at
@@ -259,7 +265,7 @@ def register_many(wh: Warehouse, records: list[SnapshotRecord]) -> None:
 _CHUNK = 500  # rows per multi-row INSERT
 
 
-def insert_rows(wh: Warehouse, table: B.Table, rows: list[dict]) -> None:
+def insert_rows(wh: WarehouseHandle, table: B.Table, rows: list[dict]) -> None:
     """Rows into a bookkeeping table: the adapter's bulk path where it has one
     (DuckDB: one JSON parameter), else INSERT ... VALUES in chunks."""
     if not rows:
@@ -272,7 +278,7 @@ def insert_rows(wh: Warehouse, table: B.Table, rows: list[dict]) -> None:
         wh.run(B.insert(table, rows[start:start + _CHUNK]))
 
 
-def _registry(wh: Warehouse, *, names=None, models=None, **filters) -> list[tuple]:
+def _registry(wh: WarehouseHandle, *, names=None, models=None, **filters) -> list[tuple]:
     """Registry rows (bookkeeping.registry), the name or model list through the
     adapter's in_list (DuckDB: one JSON parameter, not a literal per value)."""
     where, params = None, None
@@ -284,7 +290,7 @@ def _registry(wh: Warehouse, *, names=None, models=None, **filters) -> list[tupl
     return wh.adapter.rows(query, params) if params is not None else wh.rows(query)
 
 
-def records(wh: Warehouse, names) -> dict[str, SnapshotRecord]:
+def records(wh: WarehouseHandle, names) -> dict[str, SnapshotRecord]:
     """The registry records of these snapshot names (missing names are absent), in one
     query."""
     names = sorted(set(names))
@@ -329,24 +335,24 @@ class Registry:
         return {n for r in self.records if r.collected_at is None for n in (r.name, *r.tables)}
 
 
-def read_registry(wh: Warehouse) -> Registry:
+def read_registry(wh: WarehouseHandle) -> Registry:
     return Registry(snapshots(wh))
 
 
-def snapshot(wh: Warehouse, name: str) -> SnapshotRecord | None:
+def snapshot(wh: WarehouseHandle, name: str) -> SnapshotRecord | None:
     if not wh.has_internal():
         return None
     rows = wh.rows(B.registry(names=[name]))
     return _record(rows[0]) if rows else None
 
 
-def snapshots(wh: Warehouse, model: str | None = None) -> list[SnapshotRecord]:
+def snapshots(wh: WarehouseHandle, model: str | None = None) -> list[SnapshotRecord]:
     if not wh.has_internal():
         return []
     return [_record(r) for r in wh.rows(B.registry(model=model))]
 
 
-def same_content(wh: Warehouse, model: str, content_hash: str,
+def same_content(wh: WarehouseHandle, model: str, content_hash: str,
                  exclude: str | None = None) -> SnapshotRecord | None:
     """An existing, uncollected snapshot of `model` with this content (identity reuse)."""
     if not wh.has_internal():
@@ -379,7 +385,7 @@ class Quarantined:
     at: str
 
 
-def quarantined(wh: Warehouse) -> dict[str, Quarantined]:
+def quarantined(wh: WarehouseHandle) -> dict[str, Quarantined]:
     """snapshot name -> its quarantine verdict (the first one), from the history's
     quarantine entries only: one query, whatever the length of the history."""
     if not wh.has_internal():

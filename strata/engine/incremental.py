@@ -19,13 +19,16 @@ from sqlglot import exp
 
 from strata.diagnostics import fail
 from strata.engine import history as H
-from strata.engine.adapters.base import Adapter, Relation
+from strata.engine.adapters.base import INTERNAL, Adapter, Relation
 from strata.engine.branches import live_snapshots
+from strata.engine.environment import crash_point
 from strata.engine.fingerprints import EMPTY, RowHash
-from strata.engine.pins import CheckLog, check_pins
+from strata.engine.handle import internal
+from strata.engine.pins.checks import check_pins
+from strata.engine.pins.results import CheckLog
 from strata.engine.publication import adapter_of
 from strata.engine.sources import Split
-from strata.engine.warehouse import INTERNAL, Warehouse, crash_point, internal
+from strata.engine.warehouse import Warehouse
 from strata.plan import PinSpec, Plan, RelationRef
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table

@@ -22,8 +22,9 @@ from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
 from strata.engine import code_cache, failures, incremental, staleness
 from strata.engine import history as H
-from strata.engine.adapters.base import Adapter, Relation
+from strata.engine.adapters.base import INTERNAL, Adapter, Relation
 from strata.engine.branches import check_view_names, ensure_branch, live_snapshots
+from strata.engine.environment import crash_point
 from strata.engine.fingerprints import (
     RowHash,
     _canonical_relation,
@@ -32,15 +33,11 @@ from strata.engine.fingerprints import (
     reusable_code_fingerprints,
     run_id,
 )
+from strata.engine.handle import MAIN_BRANCH, internal
 from strata.engine.lanes import Built, LaneAborted, Lanes
-from strata.engine.pins import (
-    CheckLog,
-    PinError,
-    Violation,
-    check_joins,
-    check_pins,
-    pin_reads,
-)
+from strata.engine.pins.checks import check_pins, pin_reads
+from strata.engine.pins.joins import check_joins
+from strata.engine.pins.results import CheckLog, PinError, Violation
 from strata.engine.publication import adapter_of, publish, recovered_base
 from strata.engine.sources import (
     SourceBinding,
@@ -50,13 +47,7 @@ from strata.engine.sources import (
     prepare,
     relation_sql,
 )
-from strata.engine.warehouse import (
-    INTERNAL,
-    MAIN_BRANCH,
-    Warehouse,
-    crash_point,
-    internal,
-)
+from strata.engine.warehouse import Warehouse
 from strata.plan import JoinStage, Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query

@@ -21,8 +21,9 @@ from strata.engine.branches import (
     switch_views,
 )
 from strata.engine.fingerprints import sha
+from strata.engine.handle import MAIN_BRANCH
 from strata.engine.staleness import drop_views, vanished_views
-from strata.engine.warehouse import MAIN_BRANCH, Warehouse
+from strata.engine.warehouse import Warehouse
 from strata.sqlgen.clock import RunClock, is_clock
 from strata.textsafe import backticked, first_line
 

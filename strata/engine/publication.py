@@ -25,7 +25,7 @@ from strata.engine import history as H
 from strata.engine import staleness
 from strata.engine.adapters.base import Adapter
 from strata.engine.branches import list_branches, live_snapshots, switch_views
-from strata.engine.warehouse import crash_point, env_seconds
+from strata.engine.environment import crash_point, env_seconds
 
 
 def adapter_of(wh) -> Adapter:

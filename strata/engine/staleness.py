@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from strata.engine import history as H
 from strata.engine.branches import view_of
-from strata.engine.warehouse import Warehouse, crash_point
+from strata.engine.environment import crash_point
+from strata.engine.handle import WarehouseHandle
 from strata.semantics.module import Module
 
 
@@ -112,7 +113,7 @@ def plan_reasons(module: Module, models: list[str], code_fps: dict[str, str],
     return out
 
 
-def vanished_views(wh: Warehouse, live: dict[str, str], keep) -> dict[str, str]:
+def vanished_views(wh: WarehouseHandle, live: dict[str, str], keep) -> dict[str, str]:
     """model -> snapshot for each live view of a model not in `keep` (names compared
     as DuckDB compares them, ignoring case) that is Strata's own: it reads one
     snapshot and the registry records that snapshot as this model's. A view or table
@@ -126,7 +127,7 @@ def vanished_views(wh: Warehouse, live: dict[str, str], keep) -> dict[str, str]:
             if s in records and records[s].model == m}
 
 
-def drop_views(wh: Warehouse, branch: str, models) -> None:
+def drop_views(wh: WarehouseHandle, branch: str, models) -> None:
     """Drop the live views of `models` on `branch`, inside the caller's publication
     transaction (where DDL is transactional a crash before the commit keeps them; on Spark
     `recover` finishes the drop).

@@ -24,7 +24,9 @@ from sqlglot import exp
 
 from dialects import duckdb as duck
 from strata.compiler import require_ok, select_models
-from strata.engine.pins import CheckLog, PinError, check_joins, check_pins, unique_key
+from strata.engine.pins.checks import check_pins, unique_key
+from strata.engine.pins.joins import check_joins
+from strata.engine.pins.results import CheckLog, PinError
 from strata.plan import RelationRef
 from strata.semantics.expressions import constant_value
 from strata.semantics.module import Module

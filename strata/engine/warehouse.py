@@ -16,11 +16,7 @@ migrated by the first command that may write it.
 
 from __future__ import annotations
 
-import errno
-import json
 import os
-import re
-import signal
 import stat
 import time
 from contextlib import contextmanager
@@ -34,57 +30,20 @@ from dialects.duckdb import is_database_file as _database_file
 from strata.diagnostics import StrataError, fail
 from strata.engine import bookkeeping as B
 from strata.engine.adapters import open_adapter
-from strata.engine.adapters.base import Adapter, Relation, engine_failure
+from strata.engine.adapters.base import INTERNAL, Adapter, Relation, engine_failure
 from strata.engine.adapters.duckdb import DuckDBAdapter
+from strata.engine.adapters.duckdb_file import file_failure, truncated, write_trouble
+from strata.engine.environment import env_seconds
+from strata.engine.handle import MAIN_BRANCH
 from strata.engine.locations import DuckDBFile, Location, parse_location
-from strata.textsafe import escape_unprintable, first_line
+from strata.engine.publication import recover
+from strata.textsafe import escape_unprintable
 
-INTERNAL = "strata_internal"
 _HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
-MAIN_BRANCH = "main"
 # the bookkeeping layout (bookkeeping.TABLES); version 1 (DuckDB files written before
 # issue 18) kept gc's collection in snapshots.collected_at/collected_by, and is
 # migrated on the first open that may write (`_migrate`)
 SCHEMA_VERSION = 2
-
-
-# A list of text values as ONE query parameter: DuckDB converts a Python list
-# parameter value by value (on DuckDB 1.5 ~1 ms a value: 0.5 s for the registry rows
-# of a 500-model run), while one JSON document is parsed by the engine in ~0.02 s.
-TEXT_LIST = "unnest(from_json(?::VARCHAR, '[\"VARCHAR\"]'))"
-
-
-def text_list(values) -> str:
-    """The parameter for TEXT_LIST (`WHERE x IN (SELECT {TEXT_LIST})`)."""
-    return json.dumps(list(values))
-
-
-def q(*parts: str) -> str:
-    """A quoted dotted name, for the few statements written as text (internal names):
-    DuckDB's quoted identifier, `"` doubled inside (what sqlglot writes for a quoted
-    identifier; rendering each through sqlglot cost ~0.1 ms, 7 names a model)."""
-    return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
-
-
-def internal(name: str) -> str:
-    return q(INTERNAL, name)
-
-
-def crash_point(step: str) -> None:
-    """Named steps for crash and lock tests. STRATA_CRASH_AT=step (or step:model) kills
-    the process there with SIGKILL. STRATA_PAUSE_AT=step says `paused at STEP` on
-    stderr and waits STRATA_PAUSE_SECONDS (default 60), or until the file named by
-    STRATA_RESUME_FILE exists, so a test can act (or kill it) meanwhile."""
-    if os.environ.get("STRATA_CRASH_AT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-    if os.environ.get("STRATA_PAUSE_AT") == step:
-        import sys
-
-        print(f"paused at {step}", file=sys.stderr, flush=True)
-        until = time.monotonic() + float(os.environ.get("STRATA_PAUSE_SECONDS", "60"))
-        resume = os.environ.get("STRATA_RESUME_FILE")
-        while time.monotonic() < until and not (resume and os.path.exists(resume)):
-            time.sleep(0.05)
 
 
 def _check_location(target: Path, path: str, create: bool) -> None:
@@ -199,7 +158,7 @@ class Warehouse:
                 message = str(err)
                 if "lock" not in message.lower():
                     failure = file_failure(path, err)
-                    if failure is not None and not read_only and _write_trouble(path, err):
+                    if failure is not None and not read_only and write_trouble(path, err):
                         raise _CannotWrite(failure) from None
                     raise failure or fail(
                         "E070", f"cannot open the warehouse `{path}`: {message}") from None
@@ -295,7 +254,7 @@ class Warehouse:
         need, have = _HEADER_BYTES + blocks * block_size, os.path.getsize(self.path)
         if blocks and have < need:
             self.con.close()
-            raise _diagnosed(self.path, _TRUNCATED, f"the file holds {have} bytes; its header "
+            raise truncated(self.path, f"the file holds {have} bytes; its header "
                              f"counts {blocks} blocks in use of {block_size} bytes "
                              f"({need} bytes)")
 
@@ -322,8 +281,6 @@ class Warehouse:
         transaction (Spark), roll each branch's views forward to its newest entry (a
         crash between a commit point and the end of its view switch). Nothing to do
         elsewhere (publication.recover)."""
-        from strata.engine.publication import recover
-
         recover(self)
 
     def layout(self) -> int | None:
@@ -443,10 +400,6 @@ def _lock_holder(message: str) -> str | None:
     return None
 
 
-def dumps(value) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 # ---------------------------------------------------------------- the environment
 LOCK_TIMEOUT_DEFAULT = 10.0
 LOCK_TIMEOUT_MAX = 86400.0  # a day: past that a wait is a hang, not patience
@@ -459,160 +412,3 @@ def env_lock_timeout() -> float:
     return env_seconds("STRATA_LOCK_TIMEOUT", LOCK_TIMEOUT_DEFAULT, LOCK_TIMEOUT_MAX,
                        "it is how long to wait for another process's lock on the "
                        f"warehouse: 0 fails at once, {LOCK_TIMEOUT_MAX:g} waits up to a day")
-
-
-def env_seconds(name: str, default: float, maximum: float, meaning: str) -> float:
-    """A number of seconds from 0 to `maximum` in environment variable `name`, or
-    `default` when it is unset; anything else is E084 saying `meaning`. `nan` compared
-    false with every deadline and waited forever; `inf`, a negative or a huge value is
-    no wait anyone means either."""
-    text = os.environ.get(name)
-    if text is None:
-        return default
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = None
-    if seconds is None or not 0 <= seconds <= maximum:  # False for nan
-        shown = "empty" if not text.strip() else f"`{text}`"
-        raise fail("E084", f"{name} is {shown}: not a number of seconds from 0 to "
-                   f"{maximum:g}", None, f"{meaning}; unset it for the default ({default:g})")
-    return seconds
-
-
-# ---------------------------------------------------------------- the file failing
-@dataclass(frozen=True)
-class _Trouble:
-    """One way the warehouse file itself fails, told by the engine's message."""
-
-    phrases: tuple[str, ...]  # any of these, lower case, in the engine's message
-    errnos: tuple[int, ...]  # or an OSError with one of these
-    what: str  # what is wrong, for the diagnostic's message
-    hint: str
-    anywhere: bool  # true: only the device can cause it (no file name needed)
-    writing: bool = False  # only writing fails: the file can still be opened read-only
-
-
-_AFTER = "what was committed before is intact: a write that fails is not committed"
-_TROUBLES = (
-    _Trouble(("no space left on device",), (errno.ENOSPC,),
-             "cannot be written: no space left on the device",
-             f"free space where it lives (DuckDB writes FILE.wal beside it), then run the "
-             f"command again; {_AFTER}", True, writing=True),
-    _Trouble(("disk quota exceeded",), (errno.EDQUOT,),
-             "cannot be written: the disk quota is exceeded",
-             f"free space or raise the quota, then run the command again; {_AFTER}", True,
-             writing=True),
-    _Trouble(("file too large",), (errno.EFBIG,),
-             "cannot be written: the file reached the largest size this process may write",
-             f"raise the file size limit (ulimit -f), then run the command again; {_AFTER}",
-             True, writing=True),
-    _Trouble(("read-only file system",), (errno.EROFS,),
-             "cannot be written: its file system is read-only",
-             "commands that write (run, backfill, gc, rollback, branch create, replay "
-             "--execute) need a writable file and folder; history, verify, plan and replay "
-             "only read", True, writing=True),
-    _Trouble(("permission denied", "operation not permitted"), (errno.EACCES, errno.EPERM),
-             "cannot be used: permission denied",
-             "this user must be able to read the file and, for commands that write, write "
-             "it and create files in its folder (DuckDB writes FILE.wal beside it)", False,
-             writing=True),
-)
-_TRUNCATED = _Trouble(
-    ("could not read enough bytes", "not a valid duckdb database"), (errno.EIO,),
-    "is truncated or damaged: data its catalogue points to is missing from it",
-    "restore the file from a copy; strata cannot repair it (history, snapshots and "
-    "views all live in it)", False)
-_TROUBLES = (*_TROUBLES, _TRUNCATED)
-# A damaged block names no file: it is one table's, which a caller that knows the
-# tables can tell (verify and a run quarantine the snapshot); asked without that
-# knowledge (blocks=True), it is the warehouse's.
-_DAMAGED_BLOCK = _Trouble(
-    ("corrupt database file",), (), "has a damaged block (its checksum does not match)",
-    "restore the file from a copy, or `strata verify RUN -o WAREHOUSE` to find and "
-    "quarantine the damaged snapshots", True)
-
-
-def file_failure(path: str, err: BaseException, blocks: bool = True) -> StrataError | None:
-    """E070 when `err` (a DuckDB error or an OSError) is the warehouse file itself
-    failing: no space, a read-only or forbidden file or folder, a truncated or damaged
-    file. None when it is something else (a model's data, a source's file), which its
-    caller blames as before. The one place every command and the run's model and
-    source errors ask, so an I/O failure of the file is never blamed on a model.
-    blocks=False leaves a damaged block (one table's) to a caller that can tell
-    which snapshot it is."""
-    trouble = _trouble(path, err, blocks)
-    if trouble is None:
-        return None
-    first = first_line(str(err), type(err).__name__)
-    return _diagnosed(path, trouble, f"the engine said: {first}")
-
-
-def _diagnosed(path: str, trouble: _Trouble, note: str) -> StrataError:
-    return fail("E070", f"the warehouse `{path}` {trouble.what}", None, trouble.hint,
-                notes=[note])
-
-
-def _trouble(path: str, err: BaseException, blocks: bool) -> _Trouble | None:
-    low = str(err).lower()
-    code = err.errno if isinstance(err, OSError) else None
-    about_file = _names_warehouse(path, err, str(err))
-    for trouble in _TROUBLES + ((_DAMAGED_BLOCK,) if blocks else ()):
-        said = any(p in low for p in trouble.phrases) or code in trouble.errnos
-        if said and (trouble.anywhere or about_file):
-            return trouble
-    return None
-
-
-def _write_trouble(path: str, err: BaseException) -> bool:
-    """Is `err` the file refusing to be written (what a read-only open avoids)?"""
-    trouble = _trouble(path, err, blocks=False)
-    return trouble is not None and trouble.writing
-
-
-def damaged_storage(path: str, err: BaseException) -> bool:
-    """May `err`, raised reading one table, be taken as evidence that THIS table's
-    storage is damaged, so the snapshot holding it is quarantined and rebuilt?
-
-    Only a block whose checksum does not match ("Corrupt database file"): DuckDB
-    checks each block it reads, so that error is about those bytes and no others.
-    Nothing else says anything about one snapshot, and quarantining on it does harm:
-    the whole file failing (file_failure: truncated -- "could not read enough
-    bytes" --, an I/O error, permission, no space) is E070, since a run that
-    "repaired" snapshots there would publish into a broken file; and a passing
-    failure (out of memory, interrupted, any other engine error) leaves a healthy
-    table that must not be refused and rebuilt forever after."""
-    if isinstance(err, (duckdb.OutOfMemoryException, duckdb.InterruptException)):
-        return False
-    if _trouble(path, err, blocks=False) is not None:
-        return False
-    return any(p in str(err).lower() for p in _DAMAGED_BLOCK.phrases)
-
-
-# what DuckDB and strata keep beside the file: its write-ahead log, its spill folder,
-# a compaction's copy (and that copy's log)
-_BESIDE = ("", ".wal", ".tmp", ".strata-compact", ".strata-compact.wal")
-
-
-def _names_warehouse(path: str, err: BaseException, message: str) -> bool:
-    """Is the failing file the warehouse or one of its own files beside it? Whole
-    names only: a source `w.duckdb.csv` next to the warehouse `w.duckdb` is not it."""
-    names = {os.path.abspath(path) + s for s in _BESIDE} | {
-        os.path.realpath(path) + s for s in _BESIDE}
-    if isinstance(err, OSError):
-        given = [str(n) for n in (err.filename, err.filename2) if n is not None]
-        return any(os.path.realpath(n) in names or os.path.abspath(n) in names
-                   for n in given)
-    return any(re.search(re.escape(n) + r"""(?=["'\s:/]|$)""", message) for n in names)
-
-
-def connection_file_failure(con: duckdb.DuckDBPyConnection,
-                            err: BaseException) -> StrataError | None:
-    """file_failure for a caller that holds only the connection (a source's contract
-    check reads through it): the file is the connection's own database."""
-    try:
-        row = con.execute("SELECT path FROM duckdb_databases() "
-                          "WHERE database_name = current_database()").fetchone()
-    except duckdb.Error:
-        return None
-    return file_failure(row[0], err) if row and row[0] else None

@@ -18,17 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from strata.cachedirs import default_dir
 from strata.diagnostics import Diagnostic, StrataError
 from strata.semantics import checks
 from strata.semantics.module import Module
-from strata.semantics.resolve import (
-    ModelResolver,
-    Resolver,
-    _resolve,
-    display_path,
-)
+from strata.semantics.resolve import Resolver, _resolve, display_path
+from strata.semantics.steps import ModelResolver
 from strata.syntax import ast
-from strata.syntax.cache import default_dir, parse_cached, parse_many
+from strata.syntax.cache import parse_cached, parse_many
 from strata.syntax.text import TOO_DEEP_HINT, read_text
 
 

@@ -4,7 +4,6 @@ pins and contracts (E060, E065), and test blocks (E066)."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -12,11 +11,9 @@ from strata.diagnostics import Diagnostic, did_you_mean
 from strata.plan import AggregateStage, FilterStage, Incremental, PinSpec, Plan, RelationRef
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
+from strata.semantics.module import Module
+from strata.semantics.scopes import ModuleScope
 from strata.syntax import ast
-
-if TYPE_CHECKING:
-    from strata.semantics.module import Module
-    from strata.semantics.resolve import Resolver
 
 STRATEGIES = ("replace", "append", "upsert")
 PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "compact_layers",
@@ -29,7 +26,7 @@ UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
 LOOKBACK_MAX_SECONDS = (2**63 - 1) // 1_000_000
 
 
-def check_model(r: Resolver, decl: ast.ModelDecl, plan: Plan,
+def check_model(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
                 defs: dict[int, exp.Expression], steps_ok: bool = True) -> Plan:
     """`steps_ok` False: a step already failed, so the output is incomplete and
     checks against it (cdc_column, merge_keys, pins) would only repeat that error."""
@@ -55,7 +52,7 @@ def _written(value) -> str:
     return str(value)
 
 
-def _properties(r: Resolver, decl: ast.ModelDecl) -> dict[str, ast.Property]:
+def _properties(r: ModuleScope, decl: ast.ModelDecl) -> dict[str, ast.Property]:
     props: dict[str, ast.Property] = {}
     for prop in decl.properties:
         if prop.name not in PROPERTIES:
@@ -72,7 +69,7 @@ def _properties(r: Resolver, decl: ast.ModelDecl) -> dict[str, ast.Property]:
     return props
 
 
-def _incremental(r: Resolver, decl: ast.ModelDecl, plan: Plan,
+def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
                  props: dict[str, ast.Property], steps_ok: bool = True) -> Incremental | None:
     strategy_prop = props.get("merge_strategy")
     strategy = "replace"
@@ -201,7 +198,7 @@ def _not_true(condition: exp.Expression) -> exp.Expression:
     return exp.Not(this=exp.Coalesce(this=condition.copy(), expressions=[exp.false()]))
 
 
-def _merge_only(r: Resolver, prop: ast.Property, strategy: str, needs: tuple[str, ...]) -> bool:
+def _merge_only(r: ModuleScope, prop: ast.Property, strategy: str, needs: tuple[str, ...]) -> bool:
     """E118 when a property is set on a model whose strategy it does not apply to."""
     if strategy in needs:
         return True
@@ -212,7 +209,7 @@ def _merge_only(r: Resolver, prop: ast.Property, strategy: str, needs: tuple[str
     return False
 
 
-def _on_drift(r: Resolver, props: dict[str, ast.Property], strategy: str) -> str | None:
+def _on_drift(r: ModuleScope, props: dict[str, ast.Property], strategy: str) -> str | None:
     p = props.get("on_drift")
     if p is None:
         return "warn"
@@ -227,7 +224,7 @@ def _on_drift(r: Resolver, props: dict[str, ast.Property], strategy: str) -> str
     return p.value
 
 
-def _lookback(r: Resolver, props: dict[str, ast.Property], strategy: str,
+def _lookback(r: ModuleScope, props: dict[str, ast.Property], strategy: str,
               cdc: T.Type | None):
     """The lookback as the run uses it: an int (or decimal) for a number cdc column,
     (count, unit) for a date or timestamp one; None when not set; False on an error."""
@@ -273,7 +270,7 @@ def _lookback(r: Resolver, props: dict[str, ast.Property], strategy: str,
     return False
 
 
-def _delete_when(r: Resolver, decl: ast.ModelDecl, plan: Plan,
+def _delete_when(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
                  props: dict[str, ast.Property], strategy: str):
     """The delete condition typed over the output columns (a ColRef tree), None when
     not set, False on an error (E116, or the typer's own code)."""
@@ -296,7 +293,7 @@ def _delete_when(r: Resolver, decl: ast.ModelDecl, plan: Plan,
     return typed.node
 
 
-def _pins(r: Resolver, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
+def _pins(r: ModuleScope, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
     output = {c.name: c for c in plan.output}
     pins = []
     for pin in decl.pins:
@@ -346,7 +343,7 @@ def _pins(r: Resolver, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
     return pins
 
 
-def _unknown_columns(r: Resolver, pin: ast.Pin, names, have: dict, where: str) -> bool:
+def _unknown_columns(r: ModuleScope, pin: ast.Pin, names, have: dict, where: str) -> bool:
     """E011 for each of `names` not in `have`; True when all are there."""
     bad = [c for c in names if c not in have]
     for name in bad:
@@ -355,7 +352,7 @@ def _unknown_columns(r: Resolver, pin: ast.Pin, names, have: dict, where: str) -
     return not bad
 
 
-def _references(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin
+def _references(r: ModuleScope, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin
                 ) -> PinSpec | None:
     """`pin references [cols] -> rel [keys]`: dbt's relationships test. The relation is
     a model (built first: resolve makes it an upstream) or a source, or the model
@@ -396,7 +393,7 @@ def _references(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin
                    ref_columns=tuple(pin.ref_columns))
 
 
-def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan, what: str = "a pin"):
+def _typer(r: ModuleScope, decl: ast.ModelDecl, plan: Plan, what: str = "a pin"):
     """An expression typer over the model's output columns, for a pin's expression
     (or delete_when's)."""
     from strata.semantics.expressions import ExprContext, ExpressionTyper
@@ -416,7 +413,7 @@ def _typer(r: Resolver, decl: ast.ModelDecl, plan: Plan, what: str = "a pin"):
                                        functions=r.functions))
 
 
-def _accepted(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:
+def _accepted(r: ModuleScope, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:
     """`pin accepted col in (v, ...)`: dbt's accepted_values; constants of the column's
     type (E065)."""
     output = {c.name: c.type for c in plan.output}
@@ -448,7 +445,7 @@ def _accepted(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> Pin
                    text=text)
 
 
-def _holds(r: Resolver, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:
+def _holds(r: ModuleScope, decl: ast.ModelDecl, plan: Plan, pin: ast.Pin) -> PinSpec | None:
     """`pin holds <condition>`: dbt's expression test, a bool over each output row
     (E065 otherwise, or for an aggregate)."""
     typer, before = _typer(r, decl, plan), len(r.diags)

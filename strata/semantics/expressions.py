@@ -20,6 +20,8 @@ from strata.plan import Col, colref
 from strata.semantics import functions as F
 from strata.semantics import types as T
 from strata.semantics import windows as W
+from strata.semantics.precedence import wrap
+from strata.semantics.userfunctions import UserFunction, argument_problem, inline
 from strata.sqlgen.literals import lit
 from strata.syntax import ast
 
@@ -28,12 +30,7 @@ ERROR = T.Type("error")
 _ARITH = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul, "/": exp.Div, "%": exp.Mod}
 _COMPARE = {"=": exp.EQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
 _NULL_SAFE = {"is distinct from": exp.NullSafeNEQ, "is not distinct from": exp.NullSafeEQ}
-_PRECEDENCE = [
-    ((exp.Or,), 1), ((exp.And,), 2), ((exp.Not,), 3),
-    ((exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Is, exp.In, exp.Between, exp.Like,
-      exp.NullSafeEQ, exp.NullSafeNEQ), 4),
-    ((exp.DPipe,), 5), ((exp.Add, exp.Sub), 6), ((exp.Mul, exp.Div, exp.Mod), 7), ((exp.Neg,), 8),
-]
+
 
 
 def typed(item: Typed) -> exp.Expression:
@@ -43,21 +40,6 @@ def typed(item: Typed) -> exp.Expression:
     if item.type.kind != "error":
         item.node.type = item.type.to_sqlglot()
     return item.node
-
-
-def precedence(node: exp.Expression) -> int:
-    for classes, level in _PRECEDENCE:
-        if isinstance(node, classes):
-            return level
-    return 9
-
-
-def wrap(node: exp.Expression, parent_level: int, right: bool = False) -> exp.Expression:
-    """Parenthesize `node` when it binds looser than its parent operator."""
-    level = precedence(node)
-    if level < parent_level or (right and level == parent_level and level < 9):
-        return exp.Paren(this=node)
-    return node
 
 
 @dataclass
@@ -86,7 +68,7 @@ class ExprContext:
     # False in a pin or delete_when: they are checked against stored rows later (verify,
     # a merge's layers), where no run's clock is bound
     clock_allowed: bool = True
-    # the module's `fn`s by name (userfunctions.Definitions while resolving, else the
+    # the module's `fn`s by name (definitions.Definitions while resolving, else the
     # module's dict of UserFunction): a call to one is inlined
     functions: object | None = None
 
@@ -387,8 +369,6 @@ class ExpressionTyper:
 
     def _user_call(self, node: ast.Call) -> Typed:
         """A call of a module's `fn`: its body inlined over the arguments."""
-        from strata.semantics.userfunctions import UserFunction, argument_problem, inline
-
         name = node.name
         recursion = getattr(self.ctx.functions, "recursion", None)
         loop = recursion(name, node.span) if recursion is not None else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot import exp
 
@@ -33,10 +33,21 @@ from strata.plan import BaseScope, Plan, RelationRef
 from strata.semantics import functions as F
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper, Typed, typed
+from strata.semantics.scopes import ModuleScope
 from strata.syntax import ast
 
-if TYPE_CHECKING:
-    from strata.semantics.resolve import ModelResolver
+
+class Reader(Protocol):
+    """What a range asks of the model reading it (`steps.ModelResolver`, which calls
+    `range_relation`)."""
+
+    r: ModuleScope
+    decl: ast.ModelDecl
+    clock: set[str]
+
+    def error(self, code: str, message: str, span: Span | None,
+              hint: str | None = None) -> None: ...
+
 
 LIMIT = 10_000_000  # rows a range of literal bounds may make
 GENERATOR = "range"
@@ -50,7 +61,7 @@ _MONTHS = {"year": 12, "quarter": 3, "month": 1}
 OFFSET = "__offset"  # the series column of a date or timestamp range (never visible)
 
 
-def range_relation(mr: ModelResolver, call: ast.RelationCall,
+def range_relation(mr: Reader, call: ast.RelationCall,
                    alias: str) -> tuple[RelationRef, list[tuple[str, T.Type]]] | None:
     """The relation `call` makes (an inline plan over a series), or None after saying
     what is wrong."""
@@ -86,7 +97,7 @@ def range_relation(mr: ModelResolver, call: ast.RelationCall,
 
 
 # ---------------------------------------------------------------- checks
-def _bound(mr: ModelResolver, arg: ast.Expr) -> Typed | None:
+def _bound(mr: Reader, arg: ast.Expr) -> Typed | None:
     """A bound typed where no column can be read (E180)."""
     before = len(mr.r.diags)
     result = _typer(mr, {}).type(arg)
@@ -95,7 +106,7 @@ def _bound(mr: ModelResolver, arg: ast.Expr) -> Typed | None:
     return result
 
 
-def _typer(mr: ModelResolver, columns: dict[str, object]) -> ExpressionTyper:
+def _typer(mr: Reader, columns: dict[str, object]) -> ExpressionTyper:
     def lookup(ref: ast.Column):
         if ref.qualifier is None and ref.name in columns:
             return columns[ref.name]
@@ -112,7 +123,7 @@ def _typer(mr: ModelResolver, columns: dict[str, object]) -> ExpressionTyper:
                                        clock=mr.clock))
 
 
-def _kind(mr: ModelResolver, call: ast.RelationCall, bounds: list[Typed]) -> str | None:
+def _kind(mr: Reader, call: ast.RelationCall, bounds: list[Typed]) -> str | None:
     kinds = [b.type.kind for b in bounds]
     if kinds[0] == kinds[1] and kinds[0] in ("int", "date", "timestamp"):
         return kinds[0]
@@ -122,7 +133,7 @@ def _kind(mr: ModelResolver, call: ast.RelationCall, bounds: list[Typed]) -> str
     return None
 
 
-def _step(mr: ModelResolver, call: ast.RelationCall, kind: str) -> tuple[int, str | None] | None:
+def _step(mr: Reader, call: ast.RelationCall, kind: str) -> tuple[int, str | None] | None:
     """(count, unit) of the step: unit None for ints."""
     arg = call.args[2] if len(call.args) > 2 else None
     span = arg.span if arg is not None else call.span
@@ -163,11 +174,11 @@ def _is_interval(arg: ast.Expr) -> bool:
     return isinstance(arg, ast.Literal) and arg.kind == "interval"
 
 
-def _bad_step(mr: ModelResolver, span: Span, message: str, hint: str) -> None:
+def _bad_step(mr: Reader, span: Span, message: str, hint: str) -> None:
     mr.error("E181", message, span, hint)
 
 
-def _size_ok(mr: ModelResolver, call: ast.RelationCall, kind: str, count: int,
+def _size_ok(mr: Reader, call: ast.RelationCall, kind: str, count: int,
              unit: str | None) -> bool:
     """With literal bounds, the number of rows is known: none is E182, more than LIMIT
     E183."""
@@ -245,14 +256,14 @@ def _add_months(value, months: int):
 
 
 # ---------------------------------------------------------------- plans
-def _int_plan(mr: ModelResolver, alias: str, first: Typed, end: Typed, step: int) -> Plan:
+def _int_plan(mr: Reader, alias: str, first: Typed, end: Typed, step: int) -> Plan:
     col = mr.r.new_col(alias, T.INT, alias)
     ref = RelationRef("series", alias, series=series(typed(first), typed(end), step))
     return Plan(mr.decl.name, BaseScope(ref, alias, [col]), [], [col], [],
                 clock=frozenset(mr.clock))
 
 
-def _time_plan(mr: ModelResolver, call: ast.RelationCall, alias: str, kind: str, count: int,
+def _time_plan(mr: Reader, call: ast.RelationCall, alias: str, kind: str, count: int,
                unit: str) -> Plan | None:
     """date_add(unit, i, a) for i in the series [0, date_diff(unit, a, b) ± 1) by
     `count`, kept while before b (after b going down)."""

@@ -37,7 +37,7 @@ from strata.plan import (
     TakeStage,
     WindowStage,
 )
-from strata.semantics.expressions import precedence
+from strata.semantics.precedence import precedence
 from strata.semantics.types import Type
 from strata.sqlgen.names import aliased, column, ident, table
 

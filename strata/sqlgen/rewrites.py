@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from strata.plan import ColRef, DeriveStage, FilterStage, Plan, SelectStage, SortStage
-from strata.semantics.expressions import precedence
+from strata.semantics.precedence import precedence
 from strata.sqlgen.build import Relations, bind, model_query
 from strata.sqlgen.names import column, ident, table
 

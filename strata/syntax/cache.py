@@ -8,7 +8,7 @@ and displayed path (spans name the path) with the code that builds syntax trees
 either misses the cache. Only files that parse cleanly are kept; anything odd
 about an entry (unreadable, corrupt, not a syntax tree) means parsing again.
 
-The CLI uses `default_dir()`: $STRATA_CACHE_DIR, else $XDG_CACHE_HOME/strata,
+The CLI uses `strata.cachedirs.default_dir()`: $STRATA_CACHE_DIR, else $XDG_CACHE_HOME/strata,
 else ~/.cache/strata; STRATA_NO_CACHE=1 turns it off, and so does a folder another
 user can write to (entries are unpickled). The parser's LALR tables are kept in its
 `grammar` folder either way (strata/syntax/parser.py). The library parses afresh
@@ -34,38 +34,6 @@ from strata.syntax import ast
 MAX_ENTRIES = 512
 _FORMAT = b"strata-parse-cache-1"
 _SOURCES = ("syntax/grammar.lark", "syntax/parser.py", "syntax/ast.py", "diagnostics.py")
-
-
-def default_dir(kind: str = "parse") -> Path | None:
-    """The CLI's cache folder for `kind` (parse trees; `code`: compiled SQL); None
-    when caching is off or the folder is not private to this user (`private_dir`)."""
-    if os.environ.get("STRATA_NO_CACHE"):
-        return None
-    return private_dir(cache_home() / kind)
-
-
-def cache_home() -> Path:
-    """$STRATA_CACHE_DIR, else $XDG_CACHE_HOME/strata, else ~/.cache/strata."""
-    if os.environ.get("STRATA_CACHE_DIR"):
-        return Path(os.environ["STRATA_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "strata"
-
-
-def private_dir(directory: Path) -> Path | None:
-    """`directory`, made if missing (0o700), when only this user can write to it: a
-    folder another user can write to could hold a planted file that pickle would
-    run. None when it cannot be made or is not private."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        st = directory.stat()
-    except OSError:
-        return None
-    if not hasattr(os, "getuid"):  # Windows: a profile's folders are private by default
-        return directory
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        return None
-    return directory
 
 
 @lru_cache(maxsize=1)

@@ -134,7 +134,7 @@ class Adapter(ABC):
     # what a CREATE TABLE AS adds (Spark: USING PARQUET)
     table_properties: tuple[exp.Expression, ...] = ()
     # DuckDB's bitstring_agg/bit_count, for the one-scan uniqueness check of integer
-    # keys (strata.engine.pins: CheckLog.bitmaps); others group by the key
+    # keys (strata.engine.pins.results: CheckLog.bitmaps); others group by the key
     bitmap_distinct: bool = False
     # Does the engine keep PRIMARY KEY / NOT NULL on bookkeeping tables? (Spark: no)
     constraints: bool = True

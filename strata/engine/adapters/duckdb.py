@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from dialects import duckdb as duck_dialect
 from strata.diagnostics import fail
+from strata.engine.adapters import duckdb_file
 from strata.engine.adapters.base import (
     INTERNAL,
     LOCK_HINT,
@@ -175,16 +176,12 @@ class DuckDBAdapter(Adapter):
         return self.con.execute(text).fetchall()
 
     def file_failure(self, err: BaseException):
-        from strata.engine.warehouse import connection_file_failure, file_failure
-
         if not self.location.path:  # a connection handed in: its database says where
-            return connection_file_failure(self.con, err)
-        return file_failure(self.location.path, err)
+            return duckdb_file.connection_file_failure(self.con, err)
+        return duckdb_file.file_failure(self.location.path, err)
 
     def damaged_storage(self, err: BaseException) -> bool:
-        from strata.engine.warehouse import damaged_storage
-
-        return damaged_storage(self.location.path, err)
+        return duckdb_file.damaged_storage(self.location.path, err)
 
     def columns_many(self, schema: str, names: list[str]) -> dict[str, list[tuple[str, str]]]:
         """One catalogue query for many tables (types as DESCRIBE shows them, which is

@@ -34,8 +34,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot import exp
 
@@ -43,8 +44,22 @@ from strata.diagnostics import StrataError, fail
 from strata.engine.adapters.base import Relation, as_text
 from strata.textsafe import escape_unprintable
 
-if TYPE_CHECKING:
-    from strata.engine.adapters.postgres import PostgresAdapter
+
+class Publisher(Protocol):
+    """What publication asks of `postgres.PostgresAdapter`, which calls it: named here
+    so this module does not import the adapter back."""
+
+    where: str
+    touching: Relation | None  # the relation the statement running may wait to lock
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def rows(self, tree: exp.Expression) -> list[tuple]: ...
+
+    def render(self, tree: exp.Expression) -> str: ...
+
+    def lock_timeout_error(self) -> type[BaseException]: ...
+
 
 ATTEMPT_LOCK_TIMEOUT = "200ms"  # how long a new reader may queue behind one attempt
 FIRST_PAUSE, LONGEST_PAUSE = 0.05, 2.0  # seconds between attempts, doubling
@@ -101,7 +116,7 @@ class Deadline:
                                  f"before publishing: {who}"), file=sys.stderr)
 
 
-def publish(adapter: PostgresAdapter, body: Callable[[], None], timeout: float,
+def publish(adapter: Publisher, body: Callable[[], None], timeout: float,
             new_tables: bool = True) -> None:
     """`body` (the registry rows, the view switches, the history entry) in one
     transaction, once no older snapshot and no reader's lock stands in its way. A
@@ -132,7 +147,7 @@ def publish(adapter: PostgresAdapter, body: Callable[[], None], timeout: float,
             pause = min(pause * 2, LONGEST_PAUSE)
 
 
-def _wait_for_older_snapshots(adapter: PostgresAdapter, deadline: Deadline) -> None:
+def _wait_for_older_snapshots(adapter: Publisher, deadline: Deadline) -> None:
     """Wait until every transaction found now whose snapshot may predate the run's
     committed tables has ended (or at least let go of that snapshot)."""
     (xmax,) = adapter.rows(exp.select(as_text(_fn("pg_snapshot_xmax",
@@ -155,7 +170,7 @@ def precedes(xid: int, limit: int) -> bool:
     return ((xid - limit) % XID_SPACE) >= XID_SPACE // 2
 
 
-def older_snapshots(adapter: PostgresAdapter, limit: int) -> list[Session]:
+def older_snapshots(adapter: Publisher, limit: int) -> list[Session]:
     """The other client sessions of this database whose oldest snapshot's xmin
     precedes `limit`. Any role sees another's database, pid, user, application and
     backend_xmin; its backend type (like its state) only with pg_read_all_stats, so a
@@ -172,7 +187,7 @@ def older_snapshots(adapter: PostgresAdapter, limit: int) -> list[Session]:
             if precedes(int(row[5]), limit)]
 
 
-def lock_holders(adapter: PostgresAdapter, target: Relation) -> list[Session]:
+def lock_holders(adapter: Publisher, target: Relation) -> list[Session]:
     """The other sessions holding a granted lock on `target` (every lock mode
     conflicts with the ACCESS EXCLUSIVE a view switch takes)."""
     locks = exp.Table(this=exp.to_identifier("pg_locks"),
@@ -187,7 +202,7 @@ def lock_holders(adapter: PostgresAdapter, target: Relation) -> list[Session]:
     return [found[p] for p in sorted(found)]
 
 
-def held_back(adapter: PostgresAdapter, sessions: list[Session], timeout: float,
+def held_back(adapter: Publisher, sessions: list[Session], timeout: float,
               why: str) -> StrataError:
     if len(sessions) == 1:
         count, end = "1 session", f"SELECT pg_terminate_backend({sessions[0].pid})"

@@ -22,6 +22,9 @@ What Spark does not give, and what stands in for it:
   is alive and heartbeating; two writers breaking the same stale lock in the same
   instant may both proceed (the metastore has no compare-and-delete), which needs
   a writer to have been dead for LEASE seconds first.
+
+Just over 700 lines on purpose: one engine, one adapter (docs/design/engines.md);
+its lock, session and catalogue quirks read together.
 """
 
 from __future__ import annotations

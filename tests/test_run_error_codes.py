@@ -1,4 +1,5 @@
-"""Issue 19, item 6: three errors a dbt user met, each with the code it should have.
+"""Errors met running a module or reading its history, each with the code it should have
+(three a dbt user met, issue 19 item 6).
 
 - A CSV source missing a declared column is E072 (a contract problem, as for a table
   or a Parquet file), not E071 with DuckDB's binder text.

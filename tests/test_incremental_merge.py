@@ -25,7 +25,7 @@ from sqlglot import exp
 from strata.engine import history as H
 from strata.engine.fingerprints import row_hash
 from strata.engine.incremental import read_watermark
-from strata.engine.materialize import RunOptions, RunReport, run
+from strata.engine.run import RunOptions, RunReport, run
 from strata.engine.warehouse import Warehouse, internal
 from strata.semantics.resolve import load_module
 from strata.sqlgen.literals import _lit, lit

@@ -23,8 +23,8 @@ from strata.engine import history as H
 from strata.engine import ops
 from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
 from strata.engine.fingerprints import code_fingerprints
-from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
 from strata.engine.pins import declared_unique, planned_checks
+from strata.engine.run import ModelResult, RunOptions, RunReport, run
 from strata.engine.sources import moved_relations, parse_overrides
 from strata.engine.staleness import drift_plan, drift_summary, plan_reasons, vanished_views
 from strata.engine.warehouse import MAIN_BRANCH, Warehouse

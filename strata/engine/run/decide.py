@@ -59,9 +59,11 @@ def decide(module: Module, registry: H.Registry, sources: SourcesRead, options: 
     previous = incremental.merge_candidates(module, closure, opts, live)
     moved = {m: quarantine_note(state.quarantined, "previous snapshot", s)
              for m, s in previous.items() if s in state.quarantined}
-    moved = {**incremental.sources_moved(
-        module, registry.of(s for m, s in previous.items() if m not in moved),
-        state.relations_read, lambda s: relation_sql(sources.bindings[s])), **moved}
+    records = registry.of(previous.values())
+    merging = {m: records[s] for m, s in previous.items() if m not in moved and s in records}
+    moved = {**incremental.sources_moved(module, merging, state.relations_read,
+                                         lambda s: relation_sql(sources.bindings[s])),
+             **moved}
     previous = {m: s for m, s in previous.items() if m not in moved}
     removed = state.removed
     rid = run_id(opts.branch, state.selection, state.code_fps, source_fps, previous,

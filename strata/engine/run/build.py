@@ -6,7 +6,10 @@ unreferenced until publication, so a failure drops them and publishes nothing.
 
 `build` returns a `Built` value: what was made, or how it failed (`BuildFailure`,
 after the cleanup). Its working state (lanes, hash batches, the names taken) lives in
-a `_Builder` for the build's duration only; nothing outside this module sees it."""
+a `_Builder` for the build's duration only; nothing outside this module sees it.
+Past ~700 lines on purpose: scheduling on lanes, build transactions, hash batches
+and identity reuse decide together when a table may be read, dropped or kept, and
+read best in one place (merges are incremental.py's)."""
 
 from __future__ import annotations
 
@@ -187,7 +190,6 @@ class _Builder:
                                dict(self.snap_of), unfinished, unreadable)
         return Built(self.plan, self.reasons, [], dict(self.snap_of), [], [], None, failure)
 
-
     def _blocked_by(self, name: str) -> str | None:
         """The upstream model whose pins failed (directly or further up), if any."""
         for up in self.module.models[name].models_read:
@@ -196,7 +198,6 @@ class _Builder:
             if up in self.not_built:
                 return self.not_built[up]
         return None
-
 
     def _recipe(self, closure: list[str]) -> dict:
         """What `replay --execute` needs to recompute this run without the module:
@@ -219,7 +220,6 @@ class _Builder:
                 s: self.ad.render(exp.select(exp.Star()).from_((b.read or b.relation).copy()))
                 for s, b in self.bindings.items()}}),
         }
-
 
     # ------------------------------------------------------------ one model
     def _model(self, name: str, code_fp: str) -> ModelResult:
@@ -290,7 +290,6 @@ class _Builder:
         if alias:
             node.set("alias", exp.TableAlias(this=ident(alias)))
         return node
-
 
     def executed_query(self, plan: Plan) -> tuple[exp.Expression | None, str]:
         """The model's query over this run's relations, as a tree (None when relinked)

@@ -19,9 +19,9 @@ from enginehelpers import (
     view_rows,
 )
 
-from strata.engine.materialize import Run
+from strata.engine.run.build import BUILD_BATCH, HASH_NOW_ROWS
 
-CHAIN = Run.BUILD_BATCH + 16  # more than one batch per lane
+CHAIN = BUILD_BATCH + 16  # more than one batch per lane
 
 
 def chains_module(length: int = CHAIN, tail: str = "") -> str:
@@ -187,8 +187,8 @@ def test_the_lanes_place_a_model_with_the_uncommitted_model_its_pins_read(tmp_pa
     open transaction holds `stg_orders` (and is committed with or after it)."""
     from strata.engine.adapters.base import INTERNAL, Relation
     from strata.engine.lanes import Lanes
-    from strata.engine.materialize import build_inputs
     from strata.engine.publication import adapter_of
+    from strata.engine.run.build import build_inputs
     from strata.engine.warehouse import Warehouse
     from strata.semantics.resolve import load_text
 
@@ -197,7 +197,7 @@ def test_the_lanes_place_a_model_with_the_uncommitted_model_its_pins_read(tmp_pa
     assert build_inputs(module.plan("order_lines")) == ["stg_orders"]
     assert build_inputs(module.plan("stg_orders")) == []
     wh = Warehouse.open(str(tmp_path / "w.duckdb"))
-    lanes = Lanes(adapter_of(wh), 4, Run.BUILD_BATCH, Run.HASH_NOW_ROWS)
+    lanes = Lanes(adapter_of(wh), 4, BUILD_BATCH, HASH_NOW_ROWS)
     try:
         for model, table in (("stg_orders", "t1"), ("order_lines", "t2")):
             lanes.build(model, Relation(INTERNAL, table), None, "SELECT 1 AS order_id",

@@ -22,9 +22,9 @@ from enginehelpers import (
     view_rows,
 )
 
-from strata.engine.materialize import Run
+from strata.engine.run.build import HASH_NOW_ROWS
 
-ROWS = Run.HASH_NOW_ROWS + 20_000  # `orders` is large: each table commits at once
+ROWS = HASH_NOW_ROWS + 20_000  # `orders` is large: each table commits at once
 
 SOURCES = ENGINE_MODULE[:ENGINE_MODULE.index("model paid {")]  # orders, products
 

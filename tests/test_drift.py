@@ -606,9 +606,13 @@ def test_the_drift_hash_from_the_source_scan_equals_the_models_own(tmp_path):
     columns as they are, derived columns and filters, lets and delete_when) its hash
     equals the hash of the model's own query at or below the boundary. A model reading
     the source under another alias scans on its own."""
+    from sqlglot import exp
+
+    from strata.engine import history as hist
+    from strata.engine.branches import live_snapshots
     from strata.engine.fingerprints import row_hash
     from strata.engine.incremental import scan_splits
-    from strata.engine.materialize import Run, RunOptions
+    from strata.engine.run import RunOptions
     from strata.engine.sources import bind_source, check_contract, counted_fingerprint
     from strata.engine.warehouse import Warehouse
     from strata.sqlgen.literals import lit
@@ -630,21 +634,26 @@ def test_the_drift_hash_from_the_source_scan_equals_the_models_own(tmp_path):
     module = load_module(path)
     w = Warehouse.open(str(wh))
     try:
-        run = Run(module, w, RunOptions())
-        splits = scan_splits(run, module.order)
+        splits = scan_splits(w.adapter, module, module.order, RunOptions(),
+                             live_snapshots(w, "main"), hist.read_registry(w), {})
         assert [s.model for s in splits["orders"]] == ["a", "b", "c"]
         assert splits["orders"][0].row_columns == ("id", "amount", "status", "updated_at")
         src = module.sources["orders"]
-        run.bindings = {"orders": bind_source(src, None)}
-        plain = counted_fingerprint(w.con, src, run.bindings["orders"],
-                                    check_contract(w.con, src, run.bindings["orders"]))
-        folded = counted_fingerprint(w.con, src, run.bindings["orders"],
-                                     check_contract(w.con, src, run.bindings["orders"]),
+        binding = bind_source(src, None)
+        plain = counted_fingerprint(w.con, src, binding, check_contract(w.con, src, binding))
+        folded = counted_fingerprint(w.con, src, binding, check_contract(w.con, src, binding),
                                      splits["orders"])
         assert folded == plain  # the fingerprint itself does not change
+
+        def source_relation(ref, alias):  # the source as the run reads it
+            node = binding.engine_relation.copy()
+            if alias:
+                node.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+            return node
+
         for split in splits["orders"]:
             plan = module.plan(split.model)
-            query = settled_query(plan, run.relations, lit(split.boundary)).tree
+            query = settled_query(plan, source_relation, lit(split.boundary)).tree
             names = [c.name for c in plan.output]
             own = row_hash(w.con, f"({query.sql(dialect='duckdb')})", names)
             assert split.found == own and own.count > 0, split.model

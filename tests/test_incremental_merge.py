@@ -26,7 +26,7 @@ from strata.engine import history as H
 from strata.engine.fingerprints import row_hash
 from strata.engine.handle import internal
 from strata.engine.incremental import read_watermark
-from strata.engine.materialize import RunOptions, RunReport, run
+from strata.engine.run import RunOptions, RunReport, run
 from strata.engine.warehouse import Warehouse
 from strata.semantics.resolve import load_module
 from strata.sqlgen.literals import _lit, lit

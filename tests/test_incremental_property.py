@@ -33,7 +33,7 @@ import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from strata.engine.materialize import RunOptions, run
+from strata.engine.run import RunOptions, run
 from strata.semantics.resolve import load_module
 
 EXAMPLES = int(os.environ.get("STRATA_PROPERTY_EXAMPLES", "12"))

@@ -10,7 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from strata.engine.materialize import Run, RunOptions
+from strata.engine.run import RunOptions, execute
+from strata.engine.run.build import HASH_NOW_ROWS
 from strata.engine.warehouse import Warehouse
 from strata.semantics.resolve import load_module
 
@@ -54,7 +55,7 @@ def run_counted(path: Path, text: str, **opts) -> tuple[CountingConnection, obje
     counting = CountingConnection(wh.con)
     wh.con = counting
     try:
-        report = Run(module, wh, RunOptions(**opts)).execute()
+        report = execute(module, wh, RunOptions(**opts))
     finally:
         wh.con = counting._con
         wh.close()
@@ -103,7 +104,7 @@ def test_a_large_table_commits_its_batch_at_once(warehouse):
     """Small tables share a transaction; one of HASH_NOW_ROWS rows or more ends it
     (a transaction around large CTAS made a 1e6-row run 1.7x slower)."""
     con = duckdb.connect(str(warehouse))
-    con.execute(f"CREATE TABLE big AS SELECT i AS id, i % 7 AS k FROM range({Run.HASH_NOW_ROWS}) t(i)")
+    con.execute(f"CREATE TABLE big AS SELECT i AS id, i % 7 AS k FROM range({HASH_NOW_ROWS}) t(i)")
     con.close()
     text = chains(6) + "source big {\n  id: int\n  k: int\n}\n" + "".join(
         f"model big{i} {{\n  from {'big' if i == 0 else f'big{i - 1}'}\n  select id, k\n}}\n"
@@ -182,7 +183,7 @@ def test_a_dimension_joined_by_many_models_is_checked_once_a_run(warehouse):
     real = wh.con
     wh.con = Recording(real)
     try:
-        report = Run(module, wh, RunOptions()).execute()
+        report = execute(module, wh, RunOptions())
     finally:
         wh.con = real
         wh.close()
@@ -273,6 +274,6 @@ def run_recorded(url: str, module, workers: int) -> tuple[object, list[str]]:
 
         setattr(adapter, method, recorded)
     try:
-        return Run(module, wh, RunOptions(workers=workers)).execute(), seen
+        return execute(module, wh, RunOptions(workers=workers)), seen
     finally:
         wh.close()

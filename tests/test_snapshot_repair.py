@@ -383,8 +383,8 @@ def test_item16_out_of_memory_reading_an_input_quarantines_nothing(tmp_path):
     fails with E080 and verify with E080, and `wide` is not quarantined: a run with
     memory reuses it. (Before, both quarantined the healthy `wide`.)"""
     from strata.engine import history as hist
-    from strata.engine.materialize import Run, RunOptions
     from strata.engine.ops import verify
+    from strata.engine.run import RunOptions, execute
     from strata.engine.warehouse import Warehouse
     from strata.semantics.resolve import load_module
 
@@ -408,7 +408,7 @@ def test_item16_out_of_memory_reading_an_input_quarantines_nothing(tmp_path):
         base = hist.last_with_snapshots(opened, "main")
         opts = RunOptions(only_stale=True, source_fingerprints=base.source_fingerprints)
         with pytest.raises(StrataError) as failed:
-            Run(loaded, opened, opts).execute()
+            execute(loaded, opened, opts)
         assert [d.code for d in failed.value.diagnostics] == ["E080"]
         assert "Out of Memory" in failed.value.diagnostics[0].message
         with pytest.raises(StrataError) as unverified:

@@ -323,7 +323,9 @@ def _detect_pair(rows: int, reps: int, pairs: dict[str, str], path: str,
 PROFILE = r'''
 import json, sys, time
 import strata.engine.warehouse as W
-import strata.engine.materialize as M
+import strata.engine.run as M
+import strata.engine.run.observe as O
+import strata.engine.sources as S
 import strata.engine.incremental as I
 import strata.engine.history as H
 import strata.engine.branches as B
@@ -357,12 +359,11 @@ def execute(self, statement, params=None):
 W.Warehouse.execute = execute
 wrap(W.Warehouse, "open", "open warehouse")
 wrap(W.Warehouse, "close", "close (checkpoint)")
-wrap(M, "counted_fingerprint", "source fingerprint (hash of 1e7 source rows)")
-wrap(M, "check_contract", "source contract check")
+wrap(S, "counted_fingerprint", "source fingerprint (hash of 1e7 source rows)")
+wrap(S, "check_contract", "source contract check")
 wrap(I, "replaced_rows_hash", "hash of replaced rows")
 wrap(I, "_check_incremental_pins", "pins")
-wrap(M, "code_fingerprints", "code fingerprints")
-wrap(M, "row_hash", "hash of a full snapshot table")
+wrap(O, "code_fingerprints", "code fingerprints")
 t0 = time.perf_counter()
 module = load_module(sys.argv[1])
 add("parse + resolve module", time.perf_counter() - t0)

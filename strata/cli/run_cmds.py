@@ -25,8 +25,8 @@ from strata.engine import ops
 from strata.engine.branches import create_branch, ensure_branch, list_branches, live_snapshots
 from strata.engine.fingerprints import code_fingerprints
 from strata.engine.handle import MAIN_BRANCH
-from strata.engine.materialize import ModelResult, RunOptions, RunReport, run
 from strata.engine.pins.planned import declared_unique, planned_checks
+from strata.engine.run import ModelResult, RunOptions, RunReport, run
 from strata.engine.sources import moved_relations, parse_overrides
 from strata.engine.staleness import drift_plan, drift_summary, plan_reasons, vanished_views
 from strata.engine.warehouse import Warehouse

@@ -33,9 +33,10 @@ from strata.diagnostics import CATALOGUE, Diagnostic, StrataError, did_you_mean,
 from strata.engine import history as H
 from strata.engine.branches import ensure_branch, live_snapshots
 from strata.engine.fingerprints import code_fingerprints
+from strata.engine.incremental import merges
 from strata.engine.locations import DuckDBFile, parse_location
-from strata.engine.materialize import Progress, Run, RunOptions, RunReport, _merges
 from strata.engine.ops import recorded_clock
+from strata.engine.run import Progress, RunOptions, RunReport, execute
 from strata.engine.sources import bind_source, override_text, parse_overrides, prepare
 from strata.engine.warehouse import Warehouse
 from strata.semantics.module import Module
@@ -105,7 +106,7 @@ def backfill(module: Module, warehouse: str, run_id: str, sources: Sequence[str]
                 force_full=plan.force_full, source_fingerprints=plan.source_fingerprints,
                 skip_if_published=True, module_path=module_path, workers=workers,
                 clock=bound)
-            report = Run(module, wh, opts, progress).execute()
+            report = execute(module, wh, opts, progress)
         finally:
             wh.close()
     if report.status == "up_to_date" and report.entry is not None:
@@ -216,7 +217,7 @@ def plan_backfill(module: Module, wh: Warehouse, run_id: str, corrected: dict[st
         notes.append(f"the live views of {', '.join(moved_on)} moved on since run {of.id}: "
                      f"the backfill publishes run {of.id}'s snapshots for them again")
     keep = {m: of.snapshots[m] for m in closure if m not in rebuild}
-    force_full = {m for m in rebuild if _merges(module.plan(m))}
+    force_full = {m for m in rebuild if merges(module.plan(m))}
     return BackfillPlan(of, selection, overrides, corrected, rebuild, keep, force_full,
                         recorded, notes)
 

@@ -40,24 +40,25 @@ class Attempt:
     unfinished: set[str] = field(default_factory=set)  # statements still running
 
 
-def record(run, err: BaseException, attempt: Attempt) -> H.HistoryEntry | None:
-    """Append the `failed` entry for `run` failing with `err`, when it is a model's
-    failure and the warehouse takes the write; the entry, or None. Never raises: the
-    run's own error is what the user must see."""
+def record(wh, run, err: BaseException, attempt: Attempt) -> H.HistoryEntry | None:
+    """Append the `failed` entry for `run` (a build's failure, run/build.py: its
+    module, options, results and what failed) failing with `err`, when it is a
+    model's failure and the warehouse takes the write; the entry, or None. Never
+    raises: the run's own error is what the user must see."""
     try:
-        if not _recordable(run, err):
+        if not _recordable(wh, run, err):
             return None
         entry = failed_entry(run, err, attempt)
-        with run.wh.transaction():
-            H.append(run.wh, entry)
+        with wh.transaction():
+            H.append(wh, entry)
     except Exception:  # noqa: BLE001 -- best effort: the run's error stands as it is
         return None
     err.failed_entry = entry.id
     return entry
 
 
-def _recordable(run, err: BaseException) -> bool:
-    if not isinstance(err, StrataError) or run.wh.read_only:
+def _recordable(wh, run, err: BaseException) -> bool:
+    if not isinstance(err, StrataError) or wh.read_only:
         return False
     if any(d.code in NOT_A_MODEL_FAILURE for d in err.diagnostics):
         return False

@@ -12,24 +12,26 @@ from __future__ import annotations
 import datetime as dt
 import math
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sqlglot import exp
 
 from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine.adapters.base import INTERNAL, Adapter, Relation
-from strata.engine.branches import live_snapshots
 from strata.engine.environment import crash_point
 from strata.engine.fingerprints import EMPTY, RowHash
 from strata.engine.handle import internal
 from strata.engine.pins.checks import check_pins
 from strata.engine.pins.results import CheckLog
 from strata.engine.publication import adapter_of
+from strata.engine.records import make_record
 from strata.engine.sources import Split
 from strata.engine.warehouse import Warehouse
 from strata.plan import PinSpec, Plan, RelationRef
+from strata.semantics.module import Module
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import (
@@ -46,9 +48,41 @@ from strata.sqlgen.rewrites import (
 )
 
 if TYPE_CHECKING:
-    from strata.engine.materialize import ModelResult, Run
+    from strata.engine.build.options import ModelResult, RunOptions
 
 OWN_PREFIXES = ("snap_", "layer_")
+
+
+class Building(Protocol):
+    """What a merge needs from the build that runs it (strata/engine/run/build.py),
+    declared here so that this module never imports the run back."""
+
+    ad: Adapter
+    wh: Warehouse
+    module: Module
+    opts: RunOptions
+    rid: str
+    registry: H.Registry
+    created: list[str]  # internal objects the build created (dropped on failure)
+    verified: dict[str, list[str]]  # model -> the pins its snapshot passed
+    moved: dict[str, str]  # model -> why its source change forbids a merge
+    settled: dict[str, Split]  # model -> its drift hash from the source scan
+
+    def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression: ...
+
+    def relation_sql_of(self, ref: RelationRef) -> str: ...
+
+    def unique_name(self, wanted: str) -> str: ...
+
+    def published_with_code(self, model: str, snapshot: str, code_fp: str) -> bool: ...
+
+    def full(self, plan: Plan, code_fp: str, result: ModelResult,
+             log: CheckLog) -> H.SnapshotRecord | None: ...
+
+
+def merges(plan: Plan) -> bool:
+    """Does the model merge onto its previous snapshot (append, upsert)?"""
+    return plan.incremental is not None and plan.incremental.strategy in ("append", "upsert")
 
 
 @dataclass
@@ -116,13 +150,13 @@ class Drift:
         return out
 
 
-def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
+def plan_merge(build: Building, plan: Plan, code_fp: str, live: dict[str, str],
                result: ModelResult) -> Merge | None:
     """The merge to do, or None for a full computation (with the reason noted)."""
     inc = plan.incremental
     if inc is None or inc.strategy not in ("append", "upsert"):
         return None
-    opts = run.opts
+    opts = build.opts
     name = plan.model
     if opts.full_refresh and (opts.full_refresh_models is None or
                               name in opts.full_refresh_models):
@@ -136,20 +170,20 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
     if prev_name is None:
         result.notes.append("first run: computed in full")
         return None
-    previous = run.registry().by_name.get(prev_name)
+    previous = build.registry.by_name.get(prev_name)
     if previous is None or previous.collected_at is not None:
         result.notes.append("no previous snapshot to merge with: computed in full")
         return None
-    if previous.code_fp != code_fp and not run.published_with_code(name, prev_name, code_fp):
+    if previous.code_fp != code_fp and not build.published_with_code(name, prev_name, code_fp):
         result.notes.append("code changed since the previous snapshot: computed in full")
         return None
-    if name in run.moved:
-        result.notes.append(run.moved[name])
+    if name in build.moved:
+        result.notes.append(build.moved[name])
         return None
     if previous.row_count == 0:
         result.notes.append("previous snapshot is empty: computed in full")
         return None
-    watermark = read_watermark(run.ad, previous, inc.cdc_column)
+    watermark = read_watermark(build.ad, previous, inc.cdc_column)
     if watermark is None:
         result.notes.append(f"watermark max({inc.cdc_column}) is NULL: computed in full")
         return None
@@ -157,7 +191,7 @@ def plan_merge(run: Run, plan: Plan, code_fp: str, live: dict[str, str],
         result.notes.append(f"watermark max({inc.cdc_column}) is {watermark}: nothing can "
                             "be past it, computed in full")
         return None
-    if not _exact(run.ad, previous, inc.cdc_column, watermark):
+    if not _exact(build.ad, previous, inc.cdc_column, watermark):
         result.notes.append(f"watermark max({inc.cdc_column}) = {watermark} has no exact "
                             "literal (e.g. a TIMESTAMP_NS read as microseconds): computed in "
                             "full")
@@ -176,35 +210,36 @@ def _shown(lookback) -> str:
     return str(lookback)
 
 
-def sources_moved(run: Run, previous: dict[str, str]) -> dict[str, str]:
-    """model -> why it is computed in full, for the models about to merge onto
-    `previous` (model -> snapshot) whose sources now read another relation. Decided
-    before the run id: a merge and a full computation over the same data may give
-    different rows, so they must not share an id."""
-    records = run.registry().of(previous.values())
+def sources_moved(module: Module, previous: dict[str, H.SnapshotRecord],
+                  relations_read: dict[str, dict[str, str] | None],
+                  relation_text: Callable[[str], str]) -> dict[str, str]:
+    """model -> why it is computed in full, for the models about to merge onto their
+    `previous` snapshot whose sources now read another relation. Decided before the
+    run id (pure over what the run read: `relations_read`, run id -> {source: relation}
+    that run read; `relation_text`, a source's relation now): a merge and a full
+    computation over the same data may give different rows, so they must not share
+    an id."""
     moved = {}
-    for model, snap in previous.items():
-        record = records.get(snap)
-        if record is not None and (why := _moved_source(run, model, record)) is not None:
+    for model, record in previous.items():
+        why = _moved_source(module, model, relations_read.get(record.run_id), relation_text)
+        if why is not None:
             moved[model] = why
     return moved
 
 
-def _moved_source(run: Run, model: str, previous: H.SnapshotRecord) -> str | None:
+def _moved_source(module: Module, model: str, read: dict[str, str] | None,
+                  relation_text: Callable[[str], str]) -> str | None:
     """Why the previous snapshot cannot be merged onto, when a source the model reads
     is read from another relation than when that snapshot was built (an --override
     for one run, a backfill's corrected table, a file source moved): the delta past
     the watermark would be mixed with the other relation's rows. Merging onto a run
     with an `orders_sample` override, say, would keep the sample and lose every
     older row of `orders`. None when every source reads what it read then."""
-    if previous.run_id not in run.relations_read_by:
-        run.relations_read_by[previous.run_id] = H.relations_read(run.wh, previous.run_id)
-    read = run.relations_read_by[previous.run_id]
     if read is None:
         return ("the run that built the previous snapshot does not say what its sources "
                 "read: computed in full")
-    for source in sorted(run.module.sources_upstream(model)):
-        now = run.relation_text(RelationRef("source", source))
+    for source in sorted(module.sources_upstream(model)):
+        now = relation_text(source)
         if read.get(source) != now:
             then = read.get(source, "nothing")
             return (f"source `{source}` is read from `{now}` now, from `{then}` when the "
@@ -247,21 +282,19 @@ def read_watermark(ad: Adapter, previous: H.SnapshotRecord, cdc_column: str):
     return value
 
 
-def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelResult,
+def build_layer(build: Building, plan: Plan, code_fp: str, merge: Merge, result: ModelResult,
                 log: CheckLog) -> H.SnapshotRecord | None:
-    from strata.engine.materialize import make_record
-
-    ad, inc, prev = run.ad, plan.incremental, merge.previous
-    delta = delta_query(plan, run.relations, lit(merge.boundary))
+    ad, inc, prev = build.ad, plan.incremental, merge.previous
+    delta = delta_query(plan, build.relations, lit(merge.boundary))
     result.path = delta.path
     result.notes.append(f"watermark {inc.cdc_column} > {merge.watermark}" + (
         f", re-reading the lookback ({inc.cdc_column} > {merge.boundary})"
         if inc.lookback is not None else ""))
-    layer = run.unique_name(f"layer_{run.rid}_{plan.model}")
+    layer = build.unique_name(f"layer_{build.rid}_{plan.model}")
     query = ad.render(delta.tree)
     result.sql = query  # the statement that ran, for --json and the pushdown tests
     ad.build_table(Relation(INTERNAL, layer), delta.tree, query)
-    run.created.append(layer)
+    build.created.append(layer)
     crash_point(f"after_layer:{plan.model}")
     columns = ad.snapshot_columns(Relation(INTERNAL, layer))
     if [list(c) for c in columns] != [list(c) for c in prev.columns]:
@@ -269,12 +302,12 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
         # the contract accepts): a union would silently cast, and row hashes of
         # differently typed values do not add up. Recompute in full.
         ad.drop(Relation(INTERNAL, layer), "table")
-        run.created.remove(layer)
+        build.created.remove(layer)
         result.notes.append("columns or their types changed since the previous snapshot: "
                             "computed in full")
         result.path = "full"
         result.delta_rows = None
-        return run._full(plan, code_fp, result, log)
+        return build.full(plan, code_fp, result, log)
     names = [c for c, _ in columns]
     deleted = deleted_condition(plan)
     delta_hash = ad.row_hash(_own(layer), names)  # deletion rows included
@@ -297,19 +330,19 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     if inc.strategy == "upsert" and delta_hash.count and needed:
         replaced = replaced_rows_hash(ad, names, inc.merge_keys, [base, *layers], layer,
                                       deleted, key_match(ad, columns))
-    drift = detect_drift(run, plan, merge, names, prev_hash.minus(replaced))
-    if drift is not None and _drifted(run, plan, drift, layer, result):
-        return run._full(plan, code_fp, result, log)
+    drift = detect_drift(build, plan, merge, names, prev_hash.minus(replaced))
+    if drift is not None and _drifted(build, plan, drift, layer, result):
+        return build.full(plan, code_fp, result, log)
     if kept_hash.count == 0 and replaced.count == 0:
-        _reuse_previous(run, plan, prev, layer, result, deletions=delta_hash.count > 0)
+        _reuse_previous(build, plan, prev, layer, result, deletions=delta_hash.count > 0)
         return None
     tables = [base, *layers, layer]
     composed = layered_query(inc.strategy, names, [table(INTERNAL, t) for t in tables],
                              inc.merge_keys, deleted, key_match(ad, columns))
-    snap = run.unique_name(f"snap_{run.rid}_{plan.model}")
+    snap = build.unique_name(f"snap_{build.rid}_{plan.model}")
     if deep or large:
         ad.build_table(Relation(INTERNAL, snap), composed, ad.render(composed))
-        run.created.append(snap)
+        build.created.append(snap)
         # The compacted table is hashed directly: one scan of it is cheaper than the
         # replaced-rows probe of a deep chain, and equal to the derived hash by design.
         new_hash = ad.row_hash(_own(snap), names)
@@ -321,34 +354,34 @@ def build_layer(run: Run, plan: Plan, code_fp: str, merge: Merge, result: ModelR
     else:
         new_hash = prev_hash.minus(replaced).plus(kept_hash)
         ad.create_view(Relation(INTERNAL, snap), composed)
-        run.created.append(snap)
+        build.created.append(snap)
         kind = "layered"
         parts = {"strategy": inc.strategy, "keys": list(inc.merge_keys), "base": base,
                  "layers": tables[1:], "layer_rows": [*layer_rows, delta_hash.count],
                  "base_rows": base_rows, "own": [layer]}
     crash_point(f"after_create:{plan.model}")
     result.rows = new_hash.count
-    run.verified[plan.model] = _check_incremental_pins(run, plan, prev, snap, layer,
+    build.verified[plan.model] = _check_incremental_pins(build, plan, prev, snap, layer,
                                                        new_hash.count, log)
     if kind == "table":
         # the layer was folded in; it is not part of any snapshot
         ad.drop(Relation(INTERNAL, layer), "table")
-        run.created.remove(layer)
-    return make_record(snap, plan.model, run.rid, kind, new_hash, columns, code_fp, parts)
+        build.created.remove(layer)
+    return make_record(snap, plan.model, build.rid, kind, new_hash, columns, code_fp, parts)
 
 
-def _drifted(run: Run, plan: Plan, drift: Drift, layer: str, result: ModelResult) -> bool:
+def _drifted(build: Building, plan: Plan, drift: Drift, layer: str, result: ModelResult) -> bool:
     """Record the drift on the model's result; True when the model is to be computed
     in full instead (on_drift: recompute), its layer dropped. Rows an append log keeps
     after its source dropped them are only noted: they are the log's, not drift."""
     if not drift.found:
-        result.notes.append(f"{drift.why}; `{refresh_command(run, plan.model)}` rebuilds "
+        result.notes.append(f"{drift.why}; `{refresh_command(build, plan.model)}` rebuilds "
                             "the log from what the source holds now")
         return False
     result.drift = drift.to_json()
     if drift.action == "recompute":
-        run.ad.drop(Relation(INTERNAL, layer), "table")
-        run.created.remove(layer)
+        build.ad.drop(Relation(INTERNAL, layer), "table")
+        build.created.remove(layer)
         rebuilt = (": the log is rebuilt from what the source holds now"
                    if drift.strategy == "append" else "")
         result.notes.append(f"drift at or below the watermark: {drift.why}: computed in "
@@ -358,47 +391,57 @@ def _drifted(run: Run, plan: Plan, drift: Drift, layer: str, result: ModelResult
         return True
     result.notes.append(f"warning: drift at or below the watermark: {drift.why}: merged "
                         f"as usual (on_drift: {drift.action}); "
-                        f"`{refresh_command(run, plan.model)}` recomputes it")
+                        f"`{refresh_command(build, plan.model)}` recomputes it")
     return False
 
 
-def refresh_command(run: Run, model: str) -> str:
+def refresh_command(build: Building, model: str) -> str:
     """The command that recomputes one model in full, ready to paste (the warehouse as
     its location shows itself: a password never appears)."""
-    module = run.opts.module_path or "MODULE"
-    where = run.wh.location.redacted() if run.wh.location is not None else "WAREHOUSE"
+    module = build.opts.module_path or "MODULE"
+    where = build.wh.location.redacted() if build.wh.location is not None else "WAREHOUSE"
     return (f"strata run {shlex.quote(module)} -o {shlex.quote(where)} --full-refresh "
             f"--models {shlex.quote(model)}")
 
 
-def _reuse_previous(run: Run, plan: Plan, prev: H.SnapshotRecord, layer: str,
+def _reuse_previous(build: Building, plan: Plan, prev: H.SnapshotRecord, layer: str,
                     result: ModelResult, deletions: bool) -> None:
     """Nothing to add and nothing to remove: the previous snapshot stays the model's."""
-    run.ad.drop(Relation(INTERNAL, layer), "table")
-    run.created.remove(layer)
+    build.ad.drop(Relation(INTERNAL, layer), "table")
+    build.created.remove(layer)
     result.status = "reused"
     result.snapshot = prev.name
     result.rows = prev.row_count
     result.notes.append("the rows past the watermark delete no key: previous snapshot "
                         "reused" if deletions else
                         "no rows past the watermark: previous snapshot reused")
-    run.verified[plan.model] = prev.parts.get("verified", [])
+    build.verified[plan.model] = prev.parts.get("verified", [])
 
 
-def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:
+def merge_candidates(module: Module, closure: list[str], opts: RunOptions,
+                     live: dict[str, str]) -> dict[str, str]:
+    """model -> the live snapshot it would merge onto: only a model that really merges
+    reads its previous snapshot (a kept or fully recomputed one does not depend on
+    what the live view shows)."""
+    return {m: live[m] for m in closure if m in live and merges(module.plan(m))
+            and m not in opts.force_full and m not in opts.keep}
+
+
+def scan_splits(ad: Adapter, module: Module, closure: list[str], opts: RunOptions,
+                live: dict[str, str], registry: H.Registry,
+                quarantined) -> dict[str, list[Split]]:
     """source -> the settled rows (`rewrites.settled_rows`) of the models about to
     merge that the source's fingerprint scan can hash too, at the boundary their
     merge will use (read now from their live snapshot: a cheap query on its newest
     table). A guess made before the run decides anything: a model that ends up not
     merging, or at another boundary, ignores it and `detect_drift` scans on its own.
     One alias per source (the first model's); the others scan on their own."""
-    opts = run.opts
     if (opts.full_refresh and opts.full_refresh_models is None) or \
-            not run.ad.folds_split_scans:  # elsewhere detection scans on its own
+            not ad.folds_split_scans:  # elsewhere detection scans on its own
         return {}
     candidates = {}
     for name in closure:
-        plan = run.module.plan(name)
+        plan = module.plan(name)
         inc = plan.incremental
         if (inc is None or inc.strategy not in ("append", "upsert") or inc.on_drift ==
                 "ignore" or name in opts.force_full or name in opts.keep
@@ -407,15 +450,14 @@ def scan_splits(run: Run, closure: list[str]) -> dict[str, list[Split]]:
         candidates[name] = plan
     if not candidates:
         return {}
-    live = live_snapshots(run.wh, opts.branch)
-    records = run.registry().of(live[m] for m in candidates if m in live)
+    records = registry.of(live[m] for m in candidates if m in live)
     out: dict[str, list[Split]] = {}
     for name, plan in candidates.items():
         record = records.get(live.get(name, ""))
         if (record is None or record.collected_at is not None or record.row_count == 0
-                or record.name in run.quarantined):  # never read a damaged table ahead
+                or record.name in quarantined):  # never read a damaged table ahead
             continue
-        split = _split(run.ad, plan, record)
+        split = _split(ad, plan, record)
         source = plan.reads[0].name
         if split is not None and all(s.alias == split.alias for s in out.get(source, [])):
             out.setdefault(source, []).append(split)
@@ -445,7 +487,7 @@ def _split(ad: Adapter, plan: Plan, previous: H.SnapshotRecord) -> Split | None:
                  tuple(r.name for r in rows.rows) if plain else None, past)
 
 
-def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
+def detect_drift(build: Building, plan: Plan, merge: Merge, names: list[str],
                  expected: RowHash) -> Drift | None:
     """Does the full result, at or below the boundary, still hold exactly the rows the
     previous snapshot holds there (`expected`: all of it for append; for upsert, less
@@ -459,49 +501,47 @@ def detect_drift(run: Run, plan: Plan, merge: Merge, names: list[str],
     inc = plan.incremental
     if inc.on_drift == "ignore":
         return None
-    scanned = run.settled.get(plan.model)
+    scanned = build.settled.get(plan.model)
     if scanned is not None and scanned.found is not None and \
             scanned.boundary == merge.boundary and type(scanned.boundary) is type(merge.boundary):
         now = scanned.found  # hashed in the source fingerprint's scan
     else:
-        now = run.ad.row_hash(_settled(run, plan, merge), names)
+        now = build.ad.row_hash(_settled(build, plan, merge), names)
     if now == expected:
         return None
     drift = Drift(merge.boundary, now.count, expected.count, inc.on_drift, inc.strategy)
     if inc.strategy == "append":
-        unlogged = _unlogged_rows(run, plan, merge, names)
+        unlogged = _unlogged_rows(build, plan, merge, names)
         drift = replace(drift, unlogged=unlogged,
                         gone=expected.count - (now.count - unlogged))
     if inc.on_drift == "fail" and drift.found:
-        from strata.engine.materialize import plan_span
-
         raise fail("E117", f"incremental model `{plan.model}` drifted from a full refresh: "
                    f"{drift.why} (at or below {inc.cdc_column} = {merge.boundary}: "
                    f"{now.count} row(s) now, {expected.count} in the previous snapshot)",
-                   plan_span(run.module, plan.model),
-                   f"`{refresh_command(run, plan.model)}` recomputes it; "
+                   build.module.models[plan.model].decl.name_span,
+                   f"`{refresh_command(build, plan.model)}` recomputes it; "
                    "`on_drift: recompute` does so by itself; nothing was published")
     return drift
 
 
-def _settled(run: Run, plan: Plan, merge: Merge) -> exp.Subquery:
+def _settled(build: Building, plan: Plan, merge: Merge) -> exp.Subquery:
     """The full result's rows at or below the merge's boundary, as a FROM item."""
-    query = settled_query(plan, run.relations, lit(merge.boundary)).tree
+    query = settled_query(plan, build.relations, lit(merge.boundary)).tree
     return exp.Subquery(this=query, alias=exp.TableAlias(this=ident("__settled")))
 
 
-def _unlogged_rows(run: Run, plan: Plan, merge: Merge, names: list[str]) -> int:
+def _unlogged_rows(build: Building, plan: Plan, merge: Merge, names: list[str]) -> int:
     """How many rows of the full result at or below the watermark an append log does
     not hold (as a multiset: `settled EXCEPT ALL previous`, NULLs equal): rows the
     source gained or changed where no delta will ever look. One scan of each side,
     paid only when the cheap hash comparison already found a difference."""
     cols = [exp.column(exp.to_identifier(n, quoted=True)) for n in names]
-    now = exp.select(*[c.copy() for c in cols]).from_(_settled(run, plan, merge))
+    now = exp.select(*[c.copy() for c in cols]).from_(_settled(build, plan, merge))
     logged = exp.select(*[c.copy() for c in cols]).from_(_own(merge.previous.name))
     missing = exp.Except(this=now, expression=logged, distinct=False)
     query = exp.select(exp.Count(this=exp.Star())).from_(
         exp.Subquery(this=missing, alias=exp.TableAlias(this=ident("__unlogged"))))
-    ((found,),) = run.ad.rows(query)
+    ((found,),) = build.ad.rows(query)
     return int(found)
 
 
@@ -539,7 +579,7 @@ def replaced_rows_hash(ad: Adapter, names: list[str], keys: tuple[str, ...],
     return ad.row_hash(sub, names)
 
 
-def _check_incremental_pins(run: Run, plan: Plan, prev: H.SnapshotRecord, snap: str,
+def _check_incremental_pins(build: Building, plan: Plan, prev: H.SnapshotRecord, snap: str,
                             layer: str, rows: int, log: CheckLog) -> list[str]:
     """Pins on a merged snapshot. What the previous snapshot verified and the merge
     cannot break is checked on the delta only: not_null always; unique when the pin's
@@ -556,14 +596,14 @@ def _check_incremental_pins(run: Run, plan: Plan, prev: H.SnapshotRecord, snap: 
         (on_delta if delta_enough else on_whole).append(pin)
     verified = []
     if on_delta:
-        delta_rows = run.ad.count(_own(layer))
-        verified += check_pins(run.ad, internal(layer), _with_pins(plan, on_delta), delta_rows,
+        delta_rows = build.ad.count(_own(layer))
+        verified += check_pins(build.ad, internal(layer), _with_pins(plan, on_delta), delta_rows,
                                log)
         log.skipped.append({"check": ", ".join(p.describe() for p in on_delta),
                             "reason": "verified on the previous snapshot; checked on the delta"})
     if on_whole:
-        verified += check_pins(run.ad, internal(snap), _with_pins(plan, on_whole), rows, log,
-                               relation_sql_of=run.relation_sql_of)
+        verified += check_pins(build.ad, internal(snap), _with_pins(plan, on_whole), rows, log,
+                               relation_sql_of=build.relation_sql_of)
     return verified
 
 

@@ -59,7 +59,7 @@ def diff_module(base: Module, head: Module, impact, module_path: str, warehouse:
     changed models and what they reach) and compare every model of both with the base
     branch's published snapshots. The branch is dropped afterwards unless kept."""
     from strata.engine.fingerprints import code_fingerprints
-    from strata.engine.materialize import RunOptions, run
+    from strata.engine.run import RunOptions, run
 
     wh = Warehouse.open(warehouse, read_only=True)  # a missing file is not created
     try:

@@ -288,7 +288,7 @@ class Adapter(ABC):
         return RowHash(int(count), int(total), int(xor))
 
     # ------------------------------------------------------------ run primitives
-    # What a run's build needs (strata.engine.materialize, lanes, incremental, sources).
+    # What a run's build needs (strata.engine.run, lanes, incremental, sources).
     # Does a run relink a model's canonical text (rendered once, as DuckDB SQL, for its
     # code fingerprint) instead of rendering its tree again? Only where that text is
     # this engine's own SQL; `build_table` then gets text, not a tree.

@@ -1,459 +1,191 @@
-"""A run: check sources, fingerprint, decide what to build, build new immutable
-snapshots, check pins, then publish atomically.
+"""Stage 3 of a run: build. Every model of the plan's closure is kept, built (CTAS
+into a new immutable table, or a merge: incremental.py), or reused by identity; its
+pins checked as soon as its table exists and its content hashed. The only stage that
+talks to the engine while building: new tables are created in their own statements,
+unreferenced until publication, so a failure drops them and publishes nothing.
 
-Only the publication (registry rows, view switches, history entry) shares one
-transaction: new snapshot tables are created in their own statements, unreferenced
-until then (one transaction around every CTAS was measured 1.7x slower), and a
-crash leaves only unreferenced leftovers that the next run drops.
-"""
+`build` returns a `Built` value: what was made, or how it failed (`BuildFailure`,
+after the cleanup). Its working state (lanes, hash batches, the names taken) lives in
+a `_Builder` for the build's duration only; nothing outside this module sees it.
+Past ~700 lines on purpose: scheduling on lanes, build transactions, hash batches
+and identity reuse decide together when a table may be read, dropped or kept, and
+read best in one place (merges are incremental.py's)."""
 
 from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from sqlglot import exp
 
-from strata.clock import now, now_text
-from strata.compiler import require_ok, select_models
 from strata.diagnostics import StrataError, fail
-from strata.engine import code_cache, failures, incremental, staleness
 from strata.engine import history as H
+from strata.engine import incremental
 from strata.engine.adapters.base import INTERNAL, Adapter, Relation
-from strata.engine.branches import check_view_names, ensure_branch, live_snapshots
 from strata.engine.environment import crash_point
-from strata.engine.fingerprints import (
-    RowHash,
-    _canonical_relation,
-    code_fingerprints,
-    module_key,
-    reusable_code_fingerprints,
-    run_id,
-)
-from strata.engine.handle import MAIN_BRANCH, internal
-from strata.engine.lanes import Built, LaneAborted, Lanes
+from strata.engine.fingerprints import RowHash, _canonical_relation
+from strata.engine.handle import internal
+from strata.engine.lanes import Built as LaneBuilt
+from strata.engine.lanes import LaneAborted, Lanes
 from strata.engine.pins.checks import check_pins, pin_reads
 from strata.engine.pins.joins import check_joins
 from strata.engine.pins.results import CheckLog, PinError, Violation
-from strata.engine.publication import adapter_of, publish, recovered_base
-from strata.engine.sources import (
-    SourceBinding,
-    Split,
-    bind_source,
-    engine_relation_sql,
-    prepare,
-    relation_sql,
-)
+from strata.engine.publication import adapter_of
+from strata.engine.records import make_record
+from strata.engine.run.decide import RunPlan, quarantine_note
+from strata.engine.run.options import ModelResult, Progress, RunOptions
+from strata.engine.sources import engine_relation_sql, relation_sql
 from strata.engine.warehouse import Warehouse
 from strata.plan import JoinStage, Plan, RelationRef
 from strata.semantics.module import Module
 from strata.sqlgen.build import model_query
-from strata.sqlgen.clock import RunClock, relink_clock
-from strata.sqlgen.identifiers import check_models
+from strata.sqlgen.clock import relink_clock
 from strata.sqlgen.names import dotted, ident, table
 from strata.sqlgen.relink import relink
 from strata.textsafe import first_line
 
-
-@dataclass
-class RunOptions:
-    models: list[str] | None = None
-    branch: str = MAIN_BRANCH
-    overrides: dict[str, str] = field(default_factory=dict)
-    only_stale: bool = False
-    stage_only: bool = False
-    full_refresh: bool = False
-    full_refresh_models: list[str] | None = None  # --full-refresh with --models: only these
-    kind: str = "run"  # run | backfill
-    # the moment run_date()/run_timestamp() read (None: now); a backfill passes the
-    # corrected run's, replay the recorded one
-    clock: RunClock | None = None
-    backfill_of: str | None = None
-    reason: str | None = None
-    # backfill: keep these snapshots as they are, rebuild only `rebuild` (None: decide)
-    keep: dict[str, str] = field(default_factory=dict)
-    rebuild: set[str] | None = None
-    force_full: set[str] = field(default_factory=set)  # incremental models recomputed in full
-    rebuild_reasons: dict[str, str] = field(default_factory=dict)  # model -> why (shown)
-    # fingerprints the caller already computed through these same overrides (backfill
-    # decides what to rebuild from them): not hashed a second time
-    source_fingerprints: dict[str, str] = field(default_factory=dict)
-    # an entry with this run id already published on the branch, its snapshots still
-    # live: write nothing and say so (the same backfill twice is no new work)
-    skip_if_published: bool = False
-    module_path: str | None = None
-    code_cache: Path | None = None  # folder of compiled SQL kept by module text (CLI)
-    workers: int = 1  # statements run side by side (concurrent builds); 1: one at a time
-
-
-@dataclass
-class ModelResult:
-    model: str
-    status: str  # rebuilt | reused | kept
-    snapshot: str
-    seconds: float = 0.0
-    reason: str = ""
-    path: str | None = None  # incremental models: full | pushdown | full-then-filter
-    delta_rows: int | None = None
-    compacted: bool = False  # a merge that folded its layers into a new base table
-    drift: dict | None = None  # issue 17: the rows at or below the watermark moved
-    sql: str | None = None  # the SELECT that computed the new rows, as it ran (duckdb)
-    rows: int | None = None
-    checks: list[str] = field(default_factory=list)
-    skipped_checks: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
-
-
-@dataclass
-class RunReport:
-    run_id: str
-    branch: str
-    status: str  # published | up_to_date | staged
-    results: list[ModelResult] = field(default_factory=list)
-    entry: H.HistoryEntry | None = None
-    notes: list[str] = field(default_factory=list)
-    stale_reasons: dict[str, str] = field(default_factory=dict)
-    removed: dict[str, str] = field(default_factory=dict)  # model -> snapshot, view dropped
-    seconds: float = 0.0
-    fingerprint_seconds: float = 0.0
-
-    @property
-    def rebuilt(self) -> list[str]:
-        return [r.model for r in self.results if r.status == "rebuilt"]
-
-    @property
-    def reused(self) -> list[str]:
-        return [r.model for r in self.results if r.status in ("reused", "kept")]
-
-    def to_json(self) -> dict:
-        return {
-            "run_id": self.run_id, "branch": self.branch, "status": self.status,
-            "rebuilt": self.rebuilt, "reused": self.reused,
-            "models": [r.to_json() for r in self.results],
-            "stale": self.stale_reasons, "notes": self.notes,
-            "removed": sorted(self.removed),
-            "backfill_of": self.entry.backfill_of if self.entry else None,
-            "reason": self.entry.reason if self.entry else None,
-            "seconds": round(self.seconds, 3),
-            "fingerprint_seconds": round(self.fingerprint_seconds, 3),
-        }
-
-
-Progress = Callable[[ModelResult], None]
+# A new table's content hash (and its columns) costs one statement each; on small
+# tables the statements, not the rows, are the cost (~1-3 ms each, as much as the
+# CTAS of a trivial model). So small tables are hashed HASH_BATCH at a time, in one
+# UNION ALL query; a table of HASH_NOW_ROWS rows or more is hashed at once. Until
+# then a model's snapshot is its new table, which downstream CTAS read like any
+# other (they copy rows; nothing references it); a duplicate is dropped when its
+# batch finds an existing snapshot with the same content.
+HASH_BATCH = 64
+HASH_NOW_ROWS = 100_000
+# In autocommit every CTAS is its own commit (a WAL flush, ~0.3 ms: as much as a
+# trivial model's statement). So new tables are created up to BUILD_BATCH to a
+# transaction; a table of HASH_NOW_ROWS rows or more commits its transaction at
+# once (one transaction around all the CTAS of a 100-model, 1e6-row run was 1.7x
+# slower). Nothing references these tables until publication, which is its own
+# transaction; a crash inside a batch leaves no table behind at all.
+BUILD_BATCH = 64
 
 
 @dataclass(frozen=True)
-class RunPlan:
-    """What a run decided before it builds anything: engine-free data (the adapter
-    only read sources and the registry to get here)."""
+class BuildFailure:
+    """How a build failed, after it dropped what it created. `error` None: pins
+    failed (settle.py words the error from `pin_failed`)."""
 
-    started: float  # perf_counter at the start
-    started_at: str
-    selection: list[str]
-    closure: list[str]  # the selection and everything upstream, in module order
-    source_fps: dict[str, str]
-    code_fps: dict[str, str]
-    fingerprint_seconds: float
-    base: H.HistoryEntry | None  # the staleness base: the branch's last run with snapshots
-    live: dict[str, str]  # model -> the snapshot its live view shows now
-    removed: dict[str, str]  # model -> snapshot, for views of models gone from the module
-    whole: bool  # a run of the whole module (it publishes the module's whole set of views)
-    reasons: dict[str, str]  # model -> why it is built (filled on as models are planned)
-    rid: str
+    error: BaseException | None
+    module: Module
+    opts: RunOptions
+    failed: tuple[str, BaseException] | None  # the model the engine failed on, its error
+    pin_failed: dict[str, list[Violation]]  # model -> its violations
+    results: dict[str, ModelResult]  # the models finished before the failure
+    snap_of: dict[str, str]
+    unfinished: frozenset[str]  # models whose statements were still running
+    # snapshot -> (record, why, True): what the failed model read, found unreadable
+    # (damaged storage); settle.py decides to quarantine them and start over
+    unreadable: dict[str, tuple]
 
 
-class Run:
-    def __init__(self, module: Module, wh: Warehouse, opts: RunOptions,
-                 progress: Progress | None = None):
-        self.module = module
-        self.wh = wh
+@dataclass(frozen=True)
+class Built:
+    """What the build made: one result per model of the closure, in its order."""
+
+    plan: RunPlan
+    reasons: dict[str, str]  # the plan's, with the reasons found while building
+    results: list[ModelResult]
+    snap_of: dict[str, str]  # model -> the snapshot its view shows after this run
+    new_records: list[H.SnapshotRecord]  # the registry rows of the new snapshots
+    created: list[str]  # internal objects this run created
+    recipe: dict | None  # what `replay --execute` needs (None on failure)
+    failure: BuildFailure | None = None
+
+
+def build(plan: RunPlan, wh: Warehouse, progress: Progress | None = None) -> Built:
+    """The plan built on the warehouse's engine (see the module's docstring)."""
+    return _Builder(plan, wh, progress).run()
+
+
+class _Builder:
+    """The build's working state: one per build, dropped when it returns."""
+
+    HASH_BATCH, HASH_NOW_ROWS, BUILD_BATCH = HASH_BATCH, HASH_NOW_ROWS, BUILD_BATCH
+
+    def __init__(self, plan: RunPlan, wh: Warehouse, progress: Progress | None):
+        state = plan.state
+        self.plan, self.wh, self.module, self.opts = plan, wh, plan.module, plan.options
         self.ad: Adapter = adapter_of(wh)  # where statements run (strata.engine.adapters)
         self.errors = self.ad.engine_errors()
-        self.opts = opts
         self.progress = progress or (lambda r: None)
+        self.rid, self.clock, self.registry = plan.rid, state.clock, plan.registry
+        self.bindings, self.canonical = plan.sources.bindings, state.canonical
+        self.base, self.live, self.quarantined = state.base, state.live, state.quarantined
+        self.moved, self.settled = plan.moved, plan.sources.settled
+        self.base_records, self.content = plan.base_records, plan.content
+        self.damaged_content = plan.damaged_content
+        self.reasons, self.base_snaps = dict(plan.reasons), plan.base_snaps
         self.snap_of: dict[str, str] = {}  # model -> snapshot used in this run
         self.new_records: list[H.SnapshotRecord] = []
         self.created: list[str] = []  # internal objects this run created
         self.verified: dict[str, list[str]] = {}  # model -> verified pins
-        self.base: H.HistoryEntry | None = None  # the staleness base (last run with snapshots)
         self._taken: set[str] | None = None  # internal names in use (unique_name)
-        self.base_records: dict[str, H.SnapshotRecord] = {}
-        self.content: dict[tuple[str, str], str] = {}
         # new tables waiting for their content hash: (table, model, code_fp, result)
         self.pending: list[tuple[str, str, str, ModelResult]] = []
         self.unannounced: list[str] = []  # models not shown yet, in model order
         self.results: dict[str, ModelResult] = {}
         self.building = 0  # tables created in the open build transaction (0: none open)
         self.source_text: dict[str, str] = {}
-        # run id -> {source: relation} that run read (incremental merges compare)
-        self.relations_read_by: dict[str, dict[str, str] | None] = {}
-        self.moved: dict[str, str] = {}  # model -> why its source change forbids a merge
-        self.settled: dict[str, Split] = {}  # model -> its drift hash from the source scan
         # concurrent builds (opts.workers > 1): models' CTAS run in lanes (worker
         # threads, see strata/engine/lanes.py); pins, hashes, identity and publication
         # stay on the main thread
         self.lanes: Lanes | None = None
-        self.rows_of: dict[tuple[str, str], int] = {}  # (kind, name) -> rows, when known
+        # (kind, name) -> rows, when known
+        self.rows_of = {("source", s): n for s, n in plan.sources.rows.items()}
         self.inflight: dict[str, tuple] = {}  # model -> (plan, code_fp, result, log, snap)
         self.deferred_drops: list[H.SnapshotRecord] = []
         self.unique_rights: set = set()  # join right sides found unique on a key
-        self.quarantined: dict[str, H.Quarantined] = {}
-        self.live: dict[str, str] = {}
         # the model the engine failed on, and the engine's error
         self.failed: tuple[str, BaseException] | None = None
-        self.damaged_content: dict[tuple[str, str], str] = {}  # of quarantined snapshots
         # a failing pin does not stop the run at once: every model it can still build is
         # built and checked, and the run then fails with every violation (issue 19)
         self.pin_failed: dict[str, list[Violation]] = {}
         self.not_built: dict[str, str] = {}  # model -> the failed upstream it waited on
-        self._registry: H.Registry | None = None
 
-    def registry(self) -> H.Registry:
-        """The registry as this run's decision reads it: one query, on first use (the
-        decision writes no registry row; a run that starts over is a new Run)."""
-        if self._registry is None:
-            self._registry = H.read_registry(self.wh)
-        return self._registry
-
-    # ------------------------------------------------------------ the run
-    def execute(self) -> RunReport:
-        """The run; when a model failed because a snapshot it reads (not built by this
-        run) cannot be read, that snapshot is quarantined and the run starts over
-        without it: nothing was published, and each start over quarantines one more
-        snapshot, so this ends."""
-        notes: list[str] = []
-        attempt = self
-        while True:
-            try:
-                report = attempt._execute()
-            except _StartOver as again:
-                notes.append(again.note)
-                attempt = Run(self.module, self.wh, self.opts, self.progress)
-                continue
-            report.notes[:0] = notes
-            return report
-
-    def _execute(self) -> RunReport:
-        """Decide (engine-free: what to build and why, the run id), build (through the
-        adapter's lanes), publish (publication.py: atomic or by its commit point)."""
-        decided = self._decide()
-        if isinstance(decided, RunReport):  # nothing to do
-            return decided
-        report = self._build_all(decided)
-        return self._publish(decided, report)
-
-    def _decide(self) -> RunPlan | RunReport:
-        """Selection, source fingerprints, code fingerprints, what is stale and why,
-        which snapshots merges read, the run id; the registry as the run needs it. A
-        report instead when there is nothing to do."""
-        started = time.perf_counter()
-        self.clock = self.opts.clock or RunClock(now())
-        started_at = now_text()
-        module, opts, wh = self.module, self.opts, self.wh
-        require_ok(module)
-        selection = select_models(module, opts.models)
-        wanted = module.upstream(selection)  # once: not once per model of the module
-        closure = [m for m in module.order if m in wanted]
-        # names the engine would cut alike (PostgreSQL: 63 bytes): E091, nothing built
-        check_models(module, closure, self.ad.dialect, _canonical_relation)
-        ensure_branch(wh, opts.branch)
-        # snapshots verify (or a run) found damaged: never reused, kept or merged onto
-        self.quarantined = H.quarantined(wh)
-
-        t0 = time.perf_counter()
-        sources = sorted({s for m in closure for s in module.models[m].sources_read})
-        self.bindings: dict[str, SourceBinding] = {}
-        source_fps: dict[str, str] = {}
-        splits = incremental.scan_splits(self, closure)  # drift detection rides the scan
-        self.settled = {s.model: s for found in splits.values() for s in found}
-        for name in sources:
-            src = module.sources[name]
-            binding, _, fp, rows = prepare(self.ad, src, bind_source(
-                src, opts.overrides.get(name)), splits.get(name))
-            self.bindings[name] = binding
-            if opts.source_fingerprints.get(name):
-                source_fps[name] = opts.source_fingerprints[name]
-            else:
-                source_fps[name], self.rows_of[("source", name)] = fp, rows
-        fingerprint_seconds = time.perf_counter() - t0
-        crash_point("after_fingerprints")
-
-        known, base = recovered_base(wh, opts.branch)
-        if not known:
-            base = H.last_with_snapshots(wh, opts.branch)
-        self.base = base
-        self.canonical: dict[str, str] = {}
-        self.code_key = module_key(module)
-        code_fps = (reusable_code_fingerprints(base, self.code_key, closure, self.canonical)
-                    or self._code_fingerprints(closure))
-        # the run's clock, where a model reads it: an input like a source's data, so
-        # a new value makes those models (and what reads them) stale, and only them
-        clock_read = {n for m in closure for n in module.plan(m).clock}
-        source_fps.update(self.clock.fingerprints(clock_read))
-        live = live_snapshots(wh, opts.branch)
-        if not opts.stage_only:  # E094: a name a live view needs is taken, before any work
-            check_view_names(wh, opts.branch, closure)
-        # a run of the whole module publishes the module's whole set of views: those of
-        # models no longer in it go (a --models run says nothing about the others)
-        whole = not opts.models and not opts.stage_only and opts.kind == "run"
-        removed = staleness.vanished_views(wh, live, module.models) if whole else {}
-
-        reasons: dict[str, str] = {}
-        if opts.rebuild is not None:
-            reasons = {m: opts.rebuild_reasons.get(m, "corrected source")
-                       for m in closure if m in opts.rebuild}
-        elif opts.only_stale:
-            reasons = staleness.stale_models(module, closure, code_fps, source_fps, base, live,
-                                             self.registry())
-            damaged = staleness.quarantined_models(closure, base, live, self.quarantined)
-            reasons.update({m: why for m, why in damaged.items() if m not in reasons})
-            if not reasons and not removed:  # a lingering view is work to do
-                report = RunReport(base.id if base else "", opts.branch, "up_to_date",
-                                   notes=["everything up to date (nothing to do)"])
-                report.results = [ModelResult(m, "kept", live.get(m, ""), reason="up to date")
-                                  for m in closure]
-                report.seconds = time.perf_counter() - started
-                report.fingerprint_seconds = fingerprint_seconds
-                return report
-        else:
-            reasons = {m: "selected" for m in closure}
-
-        # only a model that really merges reads its previous snapshot: a kept or
-        # fully recomputed one does not depend on what the live view shows
-        previous = {m: live[m] for m in closure if m in live and _merges(module.plan(m))
-                    and m not in opts.force_full and m not in opts.keep}
-        damaged = {m: self._quarantine_note("previous snapshot", s)
-                   for m, s in previous.items() if s in self.quarantined}
-        self.moved = incremental.sources_moved(
-            self, {m: s for m, s in previous.items() if m not in damaged})
-        self.moved.update(damaged)
-        previous = {m: s for m, s in previous.items() if m not in self.moved}
-        rid = run_id(opts.branch, selection, code_fps, source_fps, previous,
-                     [opts.kind, opts.backfill_of, opts.full_refresh,
-                      sorted(opts.force_full), opts.stage_only, sorted(reasons)]
-                     + ([sorted(opts.keep.items())] if opts.keep else [])
-                     + ([["removed", sorted(removed.items())]] if removed else []))
-        self.rid = rid
-        if opts.skip_if_published:
-            done = _published(wh, rid, opts.branch, live, self.quarantined)
-            if done is not None:
-                report = RunReport(rid, opts.branch, "up_to_date", entry=done,
-                                   notes=[(f"{done.kind} {rid} is already published on "
-                                           f"{opts.branch}: nothing written")])
-                report.results = [ModelResult(m, "kept", s, reason="already published")
-                                  for m, s in done.snapshots.items()]
-                report.seconds = time.perf_counter() - started
-                report.fingerprint_seconds = fingerprint_seconds
-                return report
-        registry = self.registry()
-        incremental.cleanup_leftovers(wh, registry)
-        crash_point("after_cleanup")
-        # the registry as this run needs it, read once: the base run's records and the
-        # content index for identity reuse (not one registry query per model)
-        base_snaps = base.snapshots if base else {}
-        self.base_records = registry.of(base_snaps.values())
-        self.content = registry.content_index(closure, exclude=self.quarantined)
-        self.damaged_content = {(r.model, r.content_hash): r.name for r in registry.of(
-            self.quarantined).values() if r.model in wanted}
-        self.live = live
-        return RunPlan(started, started_at, selection, closure, source_fps, code_fps,
-                       fingerprint_seconds, base, live, removed, whole, reasons, rid)
-
-    def _build_all(self, plan: RunPlan) -> RunReport:
+    def run(self) -> Built:
         """Every model of the closure built, kept or reused, its pins checked and its
         content hashed; on any failure what this run created is dropped."""
-        opts = self.opts
-        rid, closure, reasons, live = plan.rid, plan.closure, plan.reasons, plan.live
-        code_fps, base_snaps = plan.code_fps, plan.base.snapshots if plan.base else {}
-        report = RunReport(rid, opts.branch, "staged" if opts.stage_only else "published",
-                           stale_reasons=reasons, removed=plan.removed,
-                           fingerprint_seconds=plan.fingerprint_seconds)
-        if opts.workers > 1:
-            self.lanes = Lanes(self.ad, opts.workers, self.BUILD_BATCH, self.HASH_NOW_ROWS,
+        closure = self.plan.closure
+        incremental.cleanup_leftovers(self.wh, self.registry)  # a crashed run's
+        crash_point("after_cleanup")
+        if self.opts.workers > 1:
+            self.lanes = Lanes(self.ad, self.opts.workers, BUILD_BATCH, HASH_NOW_ROWS,
                                after_commit=_columns_and_hashes)
         try:
-            results = self.results
-            self.unannounced = list(closure)
-            self._reasons, self._base_snaps = reasons, base_snaps  # for _pipelines
-            for name in self._schedule(closure):
-                results[name] = self._model(name, reasons, base_snaps, code_fps[name], live)
-                self._announce()
-                crash_point(f"after_model:{name}")
-            self._drain()
-            if self.pin_failed:
-                raise self._pin_failure(closure)
-            report.results = [results[m] for m in closure]
-            self._flush()
-            self._commit_build()
-            self._drop_deferred()
-        except BaseException as err:
-            unfinished = set(self.inflight)
-            self._abandon_inflight()
-            self._drop_created()
-            if isinstance(err, StrataError) and self.failed is not None:
-                self._quarantine_unreadable(*self.failed, err)
-            failures.record(self, err, failures.Attempt(  # best effort, never raises
-                rid, plan.started_at, plan.selection, closure, plan.source_fps, code_fps,
-                unfinished))
-            raise
+            try:
+                self.unannounced = list(closure)
+                for name in self._schedule(closure):
+                    self.results[name] = self._model(name, self.plan.state.code_fps[name])
+                    self._announce()
+                    crash_point(f"after_model:{name}")
+                self._drain()
+                if self.pin_failed:
+                    return self._failure(None)
+                self._flush()
+                self._commit_build()
+                self._drop_deferred()
+            except BaseException as err:  # noqa: BLE001 -- a value: the driver raises it
+                return self._failure(err)
         finally:
             self._close_lanes()
-        return report
+        return Built(self.plan, self.reasons, [self.results[m] for m in closure],
+                     dict(self.snap_of), list(self.new_records), list(self.created),
+                     self._recipe(closure))
 
-    def _publish(self, plan: RunPlan, report: RunReport) -> RunReport:
-        """The history entry, and publication (a staged run: the entry alone)."""
-        opts, wh, rid = self.opts, self.wh, plan.rid
-        crash_point("before_publish")
-        source_fps, code_fps, removed = plan.source_fps, plan.code_fps, plan.removed
-        entry = H.HistoryEntry(
-            id=rid, kind="stage" if opts.stage_only else opts.kind, branch=opts.branch,
-            started_at=plan.started_at, finished_at=now_text(), models=plan.selection,
-            overrides=dict(opts.overrides),
-            source_fingerprints=source_fps, code_fingerprints=code_fps,
-            snapshots={} if opts.stage_only else dict(self.snap_of),
-            rebuilt=report.rebuilt, reused=report.reused, backfill_of=opts.backfill_of,
-            reason=opts.reason, module=opts.module_path, removed=removed,
-            complete=plan.whole,
-            details={**{r.model: {k: v for k, v in r.to_json().items()
-                                  if k in ("status", "path", "delta_rows", "compacted",
-                                           "drift", "rows", "reason",
-                                           "checks", "skipped_checks", "notes")}
-                        for r in report.results},
-                     "__replay": self._recipe(plan.closure, source_fps),
-                     "__code_key": self.code_key})
-        if opts.stage_only:
-            self._drop_created()
-            H.append(wh, entry)
-        else:
-            publish(wh, entry, self.new_records, self.snap_of, plan.live, removed)
-        report.entry = entry
-        report.seconds = time.perf_counter() - plan.started
-        return report
-
-    def _pin_failure(self, closure: list[str]) -> PinError:
-        """Every violation of every model built, in model order; the models downstream
-        of a failing one were neither built nor checked, and the error says which."""
-        # a model a lane built before its input's pins were checked counts as not built
-        # too, so the report is the same with any number of workers
-        failed, blocked = {}, {}
-        for m in closure:
-            up = next((u for u in self.module.models[m].models_read
-                       if u in failed or u in blocked), None)
-            if up is not None:
-                blocked[m] = blocked.get(up, up)
-            elif m in self.pin_failed:
-                failed[m] = self.pin_failed[m]
-        violations = [v for m in closure for v in failed.get(m, [])]
-        unchecked = [f"`{m}` (upstream `{blocked[m]}` failed)" for m in closure
-                     if m in blocked]
-        note = ("not built or checked: " + ", ".join(unchecked)) if unchecked else None
-        return PinError(violations, note=note)
+    def _failure(self, err: BaseException | None) -> Built:
+        """Drop what this run created, find what the failed model read damaged."""
+        unfinished = frozenset(self.inflight)
+        self._abandon_inflight()
+        self._drop_created()
+        unreadable = (self._unreadable_reads(*self.failed)
+                      if isinstance(err, StrataError) and self.failed is not None else {})
+        failure = BuildFailure(err, self.module, self.opts, self.failed,
+                               dict(self.pin_failed), dict(self.results),
+                               dict(self.snap_of), unfinished, unreadable)
+        return Built(self.plan, self.reasons, [], dict(self.snap_of), [], [], None, failure)
 
     def _blocked_by(self, name: str) -> str | None:
         """The upstream model whose pins failed (directly or further up), if any."""
@@ -464,23 +196,9 @@ class Run:
                 return self.not_built[up]
         return None
 
-    def _code_fingerprints(self, closure: list[str]) -> dict[str, str]:
-        """From the on-disk code cache when this module text was compiled before by
-        this compiler, else rendered (and kept there)."""
-        cached = code_cache.load(self.opts.code_cache, self.code_key, closure)
-        if cached is not None:
-            fps, canonical = cached
-            self.canonical.update(canonical)
-            return fps
-        fps = code_fingerprints(self.module, closure, self.canonical)
-        code_cache.store(self.opts.code_cache, self.code_key, fps, self.canonical)
-        return fps
-
-    def _recipe(self, closure: list[str], source_fps: dict[str, str]) -> dict:
+    def _recipe(self, closure: list[str]) -> dict:
         """What `replay --execute` needs to recompute this run without the module:
         each model's canonical SQL and each source's relation as this run read it."""
-        from strata.engine.fingerprints import _canonical_relation
-
         return {
             "order": closure,
             "code": {m: self.canonical.get(m) or model_query(
@@ -489,8 +207,8 @@ class Run:
             "sources": {s: relation_sql(b) for s, b in self.bindings.items()},
             "source_columns": {s: [n for n, _ in self.module.sources[s].columns]
                                for s in self.bindings},
-            "source_fingerprints": source_fps,
-            "merges": {m: _merges(self.module.plan(m)) for m in closure},
+            "source_fingerprints": self.plan.source_fps,
+            "merges": {m: incremental.merges(self.module.plan(m)) for m in closure},
             # the SQL as this engine runs it (its rewrites need the compiled tree, which a
             # replay no longer has); DuckDB runs `code` itself
             **({} if self.ad.relinks_canonical_text else {"engine_code": {
@@ -501,8 +219,8 @@ class Run:
         }
 
     # ------------------------------------------------------------ one model
-    def _model(self, name: str, reasons: dict[str, str], base_snaps: dict[str, str],
-               code_fp: str, live: dict[str, str]) -> ModelResult:
+    def _model(self, name: str, code_fp: str) -> ModelResult:
+        reasons, base_snaps = self.reasons, self.base_snaps
         plan = self.module.plan(name)
         upstream = self.module.models[name].models_read
         if not self._pipelines(name):
@@ -516,7 +234,8 @@ class Run:
                 m in upstream for _, m, _, _ in self.pending):
             self._flush()  # an upstream reused by identity keeps this model as it is
         if name in self.opts.keep and self.opts.keep[name] in self.quarantined:
-            reasons[name] = self._quarantine_note("its snapshot", self.opts.keep[name])
+            reasons[name] = quarantine_note(self.quarantined, "its snapshot",
+                                            self.opts.keep[name])
         elif name in self.opts.keep:
             self.snap_of[name] = self.opts.keep[name]
             return ModelResult(name, "kept", self.opts.keep[name], reason="not downstream of a "
@@ -531,12 +250,13 @@ class Run:
                 self.snap_of[name] = base_snaps[name]
                 return ModelResult(name, "kept", base_snaps[name], reason="up to date")
             reasons[name] = (f"upstream `{upstream_moved[0]}` changed" if upstream_moved
-                             else self._quarantine_note("its last snapshot", base_snaps[name])
+                             else quarantine_note(self.quarantined, "its last snapshot",
+                                               base_snaps[name])
                              if damaged else "its last snapshot was collected")
         started = time.perf_counter()
         result = ModelResult(name, "rebuilt", "", reason=reasons.get(name, "selected"))
         try:
-            self._build(plan, code_fp, live, result)
+            self._build(plan, code_fp, result)
         except self.errors as err:
             raise self._engine_failure(name, err) from None
         except PinError as err:
@@ -554,7 +274,7 @@ class Run:
         self.failed = (name, err)  # the run may fail because an input cannot be read
         return self.ad.file_failure(err) or fail(  # the file's fault is E070
             "E080", f"model `{name}` failed in the engine: "
-            f"{first_line(str(err), type(err).__name__)}", plan_span(self.module, name),
+            f"{first_line(str(err), type(err).__name__)}", self.module.models[name].decl.name_span,
             "nothing was published")
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression:
@@ -567,9 +287,6 @@ class Run:
         if alias:
             node.set("alias", exp.TableAlias(this=ident(alias)))
         return node
-
-    def executed_sql(self, plan: Plan) -> str:
-        return self.executed_query(plan)[1]
 
     def executed_query(self, plan: Plan) -> tuple[exp.Expression | None, str]:
         """The model's query over this run's relations, as a tree (None when relinked)
@@ -616,27 +333,26 @@ class Run:
         wanted = "unique:" + ",".join(sorted(columns))
         if wanted in self.verified.get(ref.name, []):
             return True
-        record = self.registry().by_name.get(self.snap_of[ref.name])
+        record = self.registry.by_name.get(self.snap_of[ref.name])
         return record is not None and wanted in record.parts.get("verified", [])
 
-    def _build(self, plan: Plan, code_fp: str, live: dict[str, str],
-               result: ModelResult) -> None:
+    def _build(self, plan: Plan, code_fp: str, result: ModelResult) -> None:
         log = CheckLog(dialect=self.ad.dialect, bitmaps=self.ad.bitmap_distinct,
                        clock=self.relations if plan.clock else None)
         check_joins(self.ad, plan, self.relations, self.relation_sql_of, self.verified_unique,
                     log, self.unique_rights)
-        merge = incremental.plan_merge(self, plan, code_fp, live, result)
+        merge = incremental.plan_merge(self, plan, code_fp, self.live, result)
         if merge is not None:
             record = incremental.build_layer(self, plan, code_fp, merge, result, log)
         else:
             result.path = "full" if plan.incremental else None
-            record = self._full(plan, code_fp, result, log, defer=True)
+            record = self.full(plan, code_fp, result, log, defer=True)
         result.checks = log.ran
         result.skipped_checks = log.skipped
         if record is not None:  # None: settled already (reused), or hashed in a batch
-            self._settle(record, result)
+            self._keep_or_reuse(record, result)
 
-    def _settle(self, record: H.SnapshotRecord, result: ModelResult) -> None:
+    def _keep_or_reuse(self, record: H.SnapshotRecord, result: ModelResult) -> None:
         """Keep a new snapshot, or reuse an existing one with the same content."""
         name = record.model
         same = self.content.get((name, record.content_hash)) or next(
@@ -659,16 +375,6 @@ class Run:
                                 "replaces it")
 
     # ------------------------------------------------------------ hashing in batches
-    # A new table's content hash (and its columns) costs one statement each; on small
-    # tables the statements, not the rows, are the cost (~1-3 ms each, as much as the
-    # CTAS of a trivial model). So small tables are hashed HASH_BATCH at a time, in one
-    # UNION ALL query; a table of HASH_NOW_ROWS rows or more is hashed at once. Until
-    # then a model's snapshot is its new table, which downstream CTAS read like any
-    # other (they copy rows; nothing references it); a duplicate is dropped when its
-    # batch finds an existing snapshot with the same content.
-    HASH_BATCH = 64
-    HASH_NOW_ROWS = 100_000
-
     def _flush(self) -> None:
         if not self.pending:
             return
@@ -690,7 +396,7 @@ class Run:
         share = (time.perf_counter() - started) / len(batch)
         for (snap, model, code_fp, result), hashed in zip(batch, hashes, strict=True):
             result.seconds += share
-            self._settle(make_record(snap, model, self.rid, "table", hashed, columns[snap],
+            self._keep_or_reuse(make_record(snap, model, self.rid, "table", hashed, columns[snap],
                                      code_fp, {}), result)
         self._announce()
 
@@ -762,7 +468,7 @@ class Run:
         plan = self.module.plan(name)
         if name in self.opts.keep:
             return True
-        if name not in self._reasons and name in self._base_snaps:
+        if name not in self.reasons and name in self.base_snaps:
             return False
         return plan.incremental is None and not any(
             isinstance(s, JoinStage) for s in plan.stages)
@@ -798,7 +504,7 @@ class Run:
                 self.lanes.release()
             self._collect(block=True)
 
-    def _full(self, plan: Plan, code_fp: str, result: ModelResult,
+    def full(self, plan: Plan, code_fp: str, result: ModelResult,
               log: CheckLog, defer: bool = False) -> H.SnapshotRecord | None:
         """CTAS of the model into a new table, pins checked. Its record comes back, or
         with `defer` is made when its batch is hashed (`_flush`)."""
@@ -830,7 +536,7 @@ class Run:
                                                self.verified_unique, self.relation_sql_of)
         if settled is not None:
             columns, hashed = settled
-            self._settle(make_record(snap, plan.model, self.rid, "table", hashed, columns,
+            self._keep_or_reuse(make_record(snap, plan.model, self.rid, "table", hashed, columns,
                                      code_fp, {}), result)
             return None
         if defer:
@@ -883,7 +589,7 @@ class Run:
                 return True
         return False
 
-    def _finish(self, name: str, built: Built) -> None:
+    def _finish(self, name: str, built: LaneBuilt) -> None:
         """A lane's committed table: its pins here on the main thread; its columns and
         hash came with it (`_columns_and_hashes`, in the hasher)."""
         plan, code_fp, result, log, snap = self.inflight.pop(name)
@@ -923,14 +629,6 @@ class Run:
                 self._drop(record, now=True)
 
     # ------------------------------------------------------------ build transactions
-    # In autocommit every CTAS is its own commit (a WAL flush, ~0.3 ms: as much as a
-    # trivial model's statement). So new tables are created up to BUILD_BATCH to a
-    # transaction; a table of HASH_NOW_ROWS rows or more commits its transaction at
-    # once (one transaction around all the CTAS of a 100-model, 1e6-row run was 1.7x
-    # slower). Nothing references these tables until publication, which is its own
-    # transaction; a crash inside a batch leaves no table behind at all.
-    BUILD_BATCH = 64
-
     def _begin_build(self) -> None:
         if not self.ad.batches_builds:  # each CREATE TABLE commits alone
             return
@@ -949,30 +647,19 @@ class Run:
             self.building = 0
 
     # ------------------------------------------------------------ damaged snapshots
-    # A snapshot whose storage was damaged after publication (verify's E077) is
-    # quarantined (history.py): this run never reuses it by identity, keeps it as up to
-    # date or merges onto it; the model is computed into a new table (another name:
-    # the damaged table keeps its own until gc) and the view is repointed.
-
-    def _quarantine_note(self, what: str, snapshot: str) -> str:
-        q = self.quarantined[snapshot]
-        return (f"{what} `{snapshot}` is quarantined ({q.found_by} found it damaged): "
-                "computed in full")
-
-    def _quarantine_unreadable(self, model: str, cause: BaseException,
-                               err: StrataError) -> None:
+    def _unreadable_reads(self, model: str, cause: BaseException) -> dict[str, tuple]:
         """After `model` failed in the engine (the open build batch rolled back) with
         an error that shows damaged storage (damaged_storage: a block checksum, never
         the whole file failing nor a passing failure): the snapshots it read that this
-        run did not build, and whose storage is damaged, are quarantined, and the run
-        starts over (_StartOver). Nothing otherwise: the model's error stands (E070
-        for the file: no quarantine entry, no rebuild published into a broken file)."""
-        from strata.engine.ops import damage_verdicts, quarantine, unreadable_tables
+        run did not build and whose storage is damaged, as snapshot -> (record, why,
+        True). Empty otherwise: the model's error stands (E070 for the file: no
+        quarantine entry, no rebuild published into a broken file)."""
+        from strata.engine.ops import unreadable_tables
 
         if not self.ad.damaged_storage(cause):
-            return
+            return {}
         reads = [self.snap_of.get(m) for m in self.module.models[model].models_read]
-        if _merges(self.module.plan(model)):
+        if incremental.merges(self.module.plan(model)):
             reads.append(self.live.get(model))  # the previous snapshot a merge reads
         records = H.records(self.wh, {s for s in reads if s and s not in self.quarantined})
         found = {}
@@ -980,16 +667,7 @@ class Run:
             if unreadable := unreadable_tables(self.wh, record):
                 table_name, error = next(iter(unreadable.items()))
                 found[name] = (record, f"table {table_name} unreadable: {error}", True)
-        if not found:
-            return
-        entry = quarantine(self.wh, damage_verdicts(self.wh, found),
-                           f"a run on {self.opts.branch}")
-        if entry is None:
-            return
-        names = ", ".join(f"`{n}` of `{r.model}`" for n, (r, _, _) in sorted(found.items()))
-        raise _StartOver(f"snapshot {names} could not be read (damaged storage): quarantined "
-                         f"(history entry {entry.id}), and the run started over without it"
-                         ) from err
+        return found
 
     # ------------------------------------------------------------ naming and cleanup
     def unique_name(self, wanted: str) -> str:
@@ -1029,39 +707,9 @@ class Run:
                 # write (a full disk) or a statement the engine aborted leaves none
                 # open, and "cannot rollback" must not replace the failure itself
                 pass
-        if self.created:
-            try:
-                kinds = self.ad.relations(INTERNAL)
-            except self.errors:
-                kinds = {}
-            for obj in reversed(self.created):
-                try:
-                    if obj in kinds:
-                        self.ad.drop(Relation(INTERNAL, obj), kinds[obj])
-                except self.errors:
-                    pass  # the next run's cleanup takes it
+        drop_created(self.ad, self.created)
         self.created.clear()
 
-
-class _StartOver(Exception):
-    """A snapshot the run read turned out unreadable and is now quarantined: the run
-    is done again from the start (nothing was published)."""
-
-    def __init__(self, note: str):
-        super().__init__(note)
-        self.note = note
-
-
-def _published(wh: Warehouse, rid: str, branch: str, live: dict[str, str],
-               quarantined) -> H.HistoryEntry | None:
-    """The newest entry with id `rid` on `branch` whose snapshots the live views still
-    expose (after a rollback they do not, and publishing again is real work), none of
-    them quarantined (then publishing again replaces it)."""
-    done = next((e for e in H.entries(wh, branch) if e.id == rid and e.snapshots), None)
-    if done is None or any(live.get(m) != s or s in quarantined
-                           for m, s in done.snapshots.items()):
-        return None
-    return done
 
 
 def build_inputs(plan: Plan) -> list[str]:
@@ -1073,16 +721,6 @@ def build_inputs(plan: Plan) -> list[str]:
     return list(dict.fromkeys(r.name for r in refs if r.kind == "model"))
 
 
-def _merges(plan: Plan) -> bool:
-    return plan.incremental is not None and plan.incremental.strategy in ("append", "upsert")
-
-
-def batch_columns(wh: Warehouse, names: list[str]) -> dict[str, list[tuple[str, str]]]:
-    """(column, type) of many internal tables in one catalog query (the types read as
-    DESCRIBE shows them, which is what `verify` recomputes the hash with)."""
-    return adapter_of(wh).columns_many(INTERNAL, names)
-
-
 def _columns_and_hashes(lane: Adapter, tables: list[tuple[str, str]]) -> dict[str, tuple]:
     """model -> (columns, row hash) of tables just committed, one statement for the
     batch; the lanes' hasher thread runs it on its own connection right after a
@@ -1092,29 +730,20 @@ def _columns_and_hashes(lane: Adapter, tables: list[tuple[str, str]]) -> dict[st
     return {model: found[name] for model, name in tables}
 
 
-def table_columns(wh: Warehouse, name: str) -> list[tuple[str, str]]:
-    return adapter_of(wh).snapshot_columns(Relation(INTERNAL, name))
 
-
-def make_record(name: str, model: str, rid: str, kind: str, hashed: RowHash,
-                columns: list[tuple[str, str]], code_fp: str, parts: dict) -> H.SnapshotRecord:
-    return H.SnapshotRecord(
-        name=name, model=model, run_id=rid, kind=kind, content_hash=hashed.digest(columns),
-        row_count=hashed.count, hash_sum=str(hashed.total), hash_xor=str(hashed.xor),
-        columns=[list(c) for c in columns], code_fp=code_fp, parts=parts, created_at=now_text())
-
-
-def plan_span(module: Module, name: str):
-    return module.models[name].decl.name_span
-
-
-def run(module: Module, warehouse: str, opts: RunOptions,
-        progress: Progress | None = None) -> RunReport:
-    """Open the warehouse (locking it), run, close."""
-    require_ok(module)
-    select_models(module, opts.models)  # unknown models fail before the file is touched
-    wh = Warehouse.open(warehouse)
+def drop_created(ad: Adapter, created: list[str]) -> None:
+    """Drop what a run created, newest first, as far as the engine lets it (the next
+    run's cleanup takes the rest): after a failure, or a staged run's tables."""
+    if not created:
+        return
+    errors = ad.engine_errors()
     try:
-        return Run(module, wh, opts, progress).execute()
-    finally:
-        wh.close()
+        kinds = ad.relations(INTERNAL)
+    except errors:
+        kinds = {}
+    for obj in reversed(created):
+        try:
+            if obj in kinds:
+                ad.drop(Relation(INTERNAL, obj), kinds[obj])
+        except errors:
+            pass  # the next run's cleanup takes it

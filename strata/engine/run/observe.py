@@ -1,0 +1,157 @@
+"""Stage 1 of a run: read what the decision needs, and nothing else. The sources are
+checked and fingerprinted (drift detection rides that scan), the module's code
+fingerprinted, the registry, the history base and the live views read once; the
+decision (decide.py) is then pure over these values.
+
+Writes nothing but what a failure needs to say early: E091 (names the engine would
+cut alike), E074 (unknown branch) and E094 (a live view's name is taken) are raised
+here, before any work, in that order."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from strata.clock import now, now_text
+from strata.compiler import require_ok, select_models
+from strata.engine import code_cache, incremental, staleness
+from strata.engine import history as H
+from strata.engine.adapters.base import Adapter
+from strata.engine.branches import check_view_names, ensure_branch, live_snapshots
+from strata.engine.fingerprints import (
+    _canonical_relation,
+    code_fingerprints,
+    module_key,
+    reusable_code_fingerprints,
+)
+from strata.engine.publication import adapter_of, recovered_base
+from strata.engine.run.options import RunOptions
+from strata.engine.sources import SourceBinding, Split, bind_source, prepare
+from strata.engine.warehouse import Warehouse, crash_point
+from strata.semantics.module import Module
+from strata.sqlgen.clock import RunClock
+from strata.sqlgen.identifiers import check_models
+
+
+@dataclass(frozen=True)
+class SourcesRead:
+    """Each source the closure reads: how it is bound, its fingerprint, its rows."""
+
+    bindings: dict[str, SourceBinding]
+    fingerprints: dict[str, str]
+    rows: dict[str, int]  # source -> rows, when this run counted them
+    settled: dict[str, Split]  # model -> its drift hash, from its source's scan
+    seconds: float  # spent fingerprinting
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The rest of what the run read before deciding: its moment, its closure, the
+    code's fingerprints and the warehouse's state."""
+
+    started: float  # perf_counter at the start
+    started_at: str
+    clock: RunClock
+    selection: list[str]
+    closure: list[str]  # the selection and everything upstream, in module order
+    code_key: str
+    code_fps: dict[str, str]
+    canonical: dict[str, str]  # model -> its canonical SQL, where rendered
+    quarantined: dict[str, H.Quarantined]
+    base: H.HistoryEntry | None  # the staleness base: the branch's last run with snapshots
+    live: dict[str, str]  # model -> the snapshot its live view shows now
+    removed: dict[str, str]  # model -> snapshot, for views of models gone from the module
+    # run id -> {source: relation} that run read, for the snapshots merges would read
+    relations_read: dict[str, dict[str, str] | None]
+    published: list[H.HistoryEntry] | None  # the branch's entries (skip_if_published)
+
+
+def observe(module: Module, wh: Warehouse,
+            opts: RunOptions) -> tuple[Observed, H.Registry, SourcesRead]:
+    """What the run read: its state, the registry (one query) and its sources."""
+    started = time.perf_counter()
+    clock = opts.clock or RunClock(now())
+    started_at = now_text()
+    ad = adapter_of(wh)
+    require_ok(module)
+    selection = select_models(module, opts.models)
+    wanted = module.upstream(selection)  # once: not once per model of the module
+    closure = [m for m in module.order if m in wanted]
+    check_models(module, closure, ad.dialect, _canonical_relation)  # E091, nothing built
+    ensure_branch(wh, opts.branch)
+    # snapshots verify (or a run) found damaged: never reused, kept or merged onto
+    quarantined = H.quarantined(wh)
+    registry = H.read_registry(wh)
+    live = live_snapshots(wh, opts.branch)
+    sources = _read_sources(ad, module, closure, opts, live, registry, quarantined)
+    crash_point("after_fingerprints")
+
+    known, base = recovered_base(wh, opts.branch)
+    if not known:
+        base = H.last_with_snapshots(wh, opts.branch)
+    code_key, canonical = module_key(module), {}
+    code_fps = (reusable_code_fingerprints(base, code_key, closure, canonical)
+                or _code_fingerprints(module, closure, opts, code_key, canonical))
+    if not opts.stage_only:  # E094: a name a live view needs is taken, before any work
+        check_view_names(wh, opts.branch, closure)
+    removed = (staleness.vanished_views(wh, live, module.models)
+               if publishes_whole(opts) else {})
+    state = Observed(
+        started, started_at, clock, selection, closure, code_key, code_fps, canonical,
+        quarantined, base, live, removed,
+        _relations_read(wh, module, closure, opts, live, registry, quarantined),
+        H.entries(wh, opts.branch) if opts.skip_if_published else None)
+    return state, registry, sources
+
+
+def publishes_whole(opts: RunOptions) -> bool:
+    """A run of the whole module publishes the module's whole set of views: those of
+    models no longer in it go (a --models run says nothing about the others)."""
+    return not opts.models and not opts.stage_only and opts.kind == "run"
+
+
+def _read_sources(ad: Adapter, module: Module, closure: list[str], opts: RunOptions,
+                  live: dict[str, str], registry: H.Registry, quarantined) -> SourcesRead:
+    t0 = time.perf_counter()
+    names = sorted({s for m in closure for s in module.models[m].sources_read})
+    bindings: dict[str, SourceBinding] = {}
+    fps: dict[str, str] = {}
+    rows: dict[str, int] = {}
+    # drift detection rides the fingerprint's scan
+    splits = incremental.scan_splits(ad, module, closure, opts, live, registry, quarantined)
+    for name in names:
+        src = module.sources[name]
+        binding, _, fp, counted = prepare(ad, src, bind_source(
+            src, opts.overrides.get(name)), splits.get(name))
+        bindings[name] = binding
+        if opts.source_fingerprints.get(name):
+            fps[name] = opts.source_fingerprints[name]
+        else:
+            fps[name], rows[name] = fp, counted
+    settled = {s.model: s for found in splits.values() for s in found}
+    return SourcesRead(bindings, fps, rows, settled, time.perf_counter() - t0)
+
+
+def _code_fingerprints(module: Module, closure: list[str], opts: RunOptions, key: str,
+                       canonical: dict[str, str]) -> dict[str, str]:
+    """From the on-disk code cache when this module text was compiled before by
+    this compiler, else rendered (and kept there)."""
+    cached = code_cache.load(opts.code_cache, key, closure)
+    if cached is not None:
+        fps, found = cached
+        canonical.update(found)
+        return fps
+    fps = code_fingerprints(module, closure, canonical)
+    code_cache.store(opts.code_cache, key, fps, canonical)
+    return fps
+
+
+def _relations_read(wh: Warehouse, module: Module, closure: list[str], opts: RunOptions,
+                    live: dict[str, str], registry: H.Registry,
+                    quarantined) -> dict[str, dict[str, str] | None]:
+    """What the runs that built the snapshots merges would read read from their
+    sources (decide compares it with what they read now)."""
+    previous = incremental.merge_candidates(module, closure, opts, live)
+    records = registry.of(s for s in previous.values() if s not in quarantined)
+    return {run_id: H.relations_read(wh, run_id)
+            for run_id in dict.fromkeys(r.run_id for r in records.values())}

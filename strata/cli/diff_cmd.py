@@ -47,10 +47,10 @@ def diff_cmd(targets: tuple[str, ...], base: str | None, warehouse: str | None,
         raise fail("E154", "strata diff takes MODULE --base REF, BRANCH_A BRANCH_B -o "
                    "WAREHOUSE, or --runs ID1 ID2 -o WAREHOUSE", None,
                    "e.g. strata diff models --base origin/main")
+    from strata.cachedirs import default_dir
     from strata.impact.base import open_base
     from strata.impact.classify import classify
     from strata.semantics.resolve import load_module
-    from strata.syntax.cache import default_dir
 
     module = targets[0]
     found = open_base(module, base)

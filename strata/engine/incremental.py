@@ -48,7 +48,7 @@ from strata.sqlgen.rewrites import (
 )
 
 if TYPE_CHECKING:
-    from strata.engine.build.options import ModelResult, RunOptions
+    from strata.engine.run.options import ModelResult, RunOptions
 
 OWN_PREFIXES = ("snap_", "layer_")
 

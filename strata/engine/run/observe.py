@@ -18,6 +18,7 @@ from strata.engine import code_cache, incremental, staleness
 from strata.engine import history as H
 from strata.engine.adapters.base import Adapter
 from strata.engine.branches import check_view_names, ensure_branch, live_snapshots
+from strata.engine.environment import crash_point
 from strata.engine.fingerprints import (
     _canonical_relation,
     code_fingerprints,
@@ -27,7 +28,7 @@ from strata.engine.fingerprints import (
 from strata.engine.publication import adapter_of, recovered_base
 from strata.engine.run.options import RunOptions
 from strata.engine.sources import SourceBinding, Split, bind_source, prepare
-from strata.engine.warehouse import Warehouse, crash_point
+from strata.engine.warehouse import Warehouse
 from strata.semantics.module import Module
 from strata.sqlgen.clock import RunClock
 from strata.sqlgen.identifiers import check_models

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from strata.engine import history as H
-from strata.engine.warehouse import MAIN_BRANCH
+from strata.engine.handle import MAIN_BRANCH
 from strata.sqlgen.clock import RunClock
 
 

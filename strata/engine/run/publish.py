@@ -10,12 +10,13 @@ from dataclasses import dataclass
 
 from strata.engine import failures
 from strata.engine import history as H
+from strata.engine.environment import crash_point
 from strata.engine.publication import adapter_of
 from strata.engine.publication import publish as publish_entry
 from strata.engine.run.build import drop_created
 from strata.engine.run.options import RunReport
 from strata.engine.run.settle import Failed, Records
-from strata.engine.warehouse import Warehouse, crash_point
+from strata.engine.warehouse import Warehouse
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from strata.clock import now_text
 from strata.diagnostics import StrataError
 from strata.engine import failures
 from strata.engine import history as H
-from strata.engine.pins import PinError
+from strata.engine.pins.results import PinError
 from strata.engine.run.build import BuildFailure, Built
 from strata.engine.run.decide import RunPlan
 from strata.engine.run.options import RunReport

@@ -15,14 +15,12 @@ from sqlglot import exp
 
 from strata.compiler import compile_relations, compile_statements, format_statements, require_ok
 from strata.diagnostics import Diagnostic, Span, StrataError
+from strata.distribution import DISTRIBUTION  # the name to install: strata-models
 from strata.semantics.module import Module
 from strata.semantics.resolve import load_module, load_text
 
-# The name to install (pip install strata-models): `strata` on the package index is
-# another project. The command and the import name are `strata`.
-DISTRIBUTION = "strata-models"
-
 __all__ = [
+    "DISTRIBUTION",
     "Diagnostic",
     "Module",
     "Span",

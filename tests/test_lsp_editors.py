@@ -225,7 +225,13 @@ def test_rename_a_model_and_a_column_across_files(server, tmp_path):
     assert "select id, doubled" in renamed[second]
     for version, (uri, text) in enumerate(renamed.items(), start=2):
         server.change(uri, text, version)
-        assert server.diagnostics(uri) == [], text
+    # the edit of a.strata re-checks b.strata too, before b's own edit arrives: a
+    # publication of b from between the two edits may still come first
+    for uri, text in renamed.items():
+        published = [server.diagnostics(uri)]
+        while published[-1] != [] and len(published) < 4:
+            published.append(server.diagnostics(uri))
+        assert published[-1] == [], (text, published)
 
 
 def test_rename_refuses_sources_and_bad_names(server, tmp_path):

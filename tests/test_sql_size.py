@@ -183,10 +183,10 @@ def test_sql_is_at_most_three_times_duckdbs_plus_a_fixed_cost_per_call(dialect: 
 
 
 def _compile_cpu(expr: str, dialect: str) -> float:
-    """CPU seconds of checking and rendering the model, the least of two tries."""
+    """CPU seconds of rendering the model, the least of three tries."""
     module = load_text(SOURCE + f"model m {{\n  from s\n  select {expr} as v\n}}\n")
     best = math.inf
-    for _ in range(2):
+    for _ in range(3):
         start = time.process_time()
         strata.model_sql(module, "m", dialect)
         best = min(best, time.process_time() - start)
@@ -196,10 +196,11 @@ def _compile_cpu(expr: str, dialect: str) -> float:
 @pytest.mark.parametrize("dialect", ["postgres", "spark"])
 @pytest.mark.parametrize("nesting", ["substr", "round of a division", "power"])
 def test_compile_work_grows_linearly_with_depth(dialect: str, nesting: str) -> None:
-    """Twice the depth, at most ~twice the CPU (each level copied or walked what it
-    held: substr nested 30 deep took 6 s, 4x per doubling). A growth ratio measured
-    in one process, not a time bound."""
+    """Three times the depth, about three times the CPU, far from the nine times of
+    work quadratic in the depth (each level copied or walked what it held: substr
+    nested 30 deep took 6 s). A growth ratio measured in one process, not a time
+    bound; the least of three tries each."""
     inner, outer = NESTINGS[nesting]
-    shallow = _compile_cpu(_nested(15, inner, outer), dialect)
+    shallow = _compile_cpu(_nested(10, inner, outer), dialect)
     deep = _compile_cpu(_nested(30, inner, outer), dialect)
-    assert deep < 3.0 * shallow + 0.05, (shallow, deep)
+    assert deep < 6.0 * shallow + 0.05, (shallow, deep)

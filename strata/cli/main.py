@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from strata import DISTRIBUTION
 from strata.cli.render import render_all, safe_console
 from strata.diagnostics import Diagnostic, StrataError
+from strata.distribution import DISTRIBUTION
 
 if TYPE_CHECKING:
     from rich.console import Console

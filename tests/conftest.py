@@ -22,7 +22,7 @@ from the machine its tests are skipped, except in CI (env CI set, and not to
 0/false/no), where a missing engine fails them: `.ci/run` installs them all, so a skip
 there would hide a broken setup.
 
-Parallel runs (`pytest -n 4 --dist loadgroup`, pytest-xdist, as `.ci/run` does): each
+Parallel runs (`pytest -n 2 --dist loadgroup`, pytest-xdist, as `.ci/run` does): each
 worker is a process of its own, with its own session fixtures (its own PostgreSQL
 server, in its own temporary directory). The tests that use Spark (a Spark fixture,
 or a parameter named `*engine*`/`*adapter*` set to `spark`/`spark_engine`) form two

@@ -41,12 +41,12 @@ def test_the_test_command_installs_the_engines_and_is_strict_about_them():
     assert (ROOT / ".ci" / "engines").stat().st_mode & 0o111
 
 
-def test_the_suite_runs_on_four_processes_with_each_spark_jvm_on_one_of_them():
-    """pytest-xdist (`-n 4`) keeps a 2-core CI machine busy while tests wait on a CLI
-    subprocess, a server or a JVM; `--dist loadgroup` honours conftest's Spark groups
-    (each Spark JVM once per run). The plugin comes with the command's own install."""
+def test_the_suite_runs_on_two_processes_with_spark_on_one_of_them():
+    """pytest-xdist (`-n 2`) keeps a 2-core CI machine busy while a test waits on a
+    CLI subprocess or an engine; `--dist loadgroup` honours conftest's `spark` group
+    (one Spark JVM per run). The plugin comes with the command's own install."""
     pytest_args = shlex.split(readme_test_command()[-1])
-    assert pytest_args[pytest_args.index("-n") + 1] == "4"
+    assert pytest_args[pytest_args.index("-n") + 1] == "2"
     assert pytest_args[pytest_args.index("--dist") + 1] == "loadgroup"
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]["test"]

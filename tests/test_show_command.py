@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from enginehelpers import strata
 
@@ -94,7 +95,6 @@ def test_every_bad_input_is_a_diagnostic(built, args, code, words):
 def test_a_warehouse_that_is_not_there_or_has_nothing_published(tmp_path):
     ran = shown("show", "region_sales", "-o", "missing.duckdb", cwd=tmp_path, check=False)
     assert "error[E070]" in ran.stderr and not (tmp_path / "missing.duckdb").exists()
-    duckdb = pytest.importorskip("duckdb")
     duckdb.connect(str(tmp_path / "empty.duckdb")).close()
     ran = shown("show", "region_sales", "-o", "empty.duckdb", cwd=tmp_path, check=False)
     assert "error[E195]" in ran.stderr and "nothing is published" in ran.stderr

@@ -14,7 +14,7 @@ from collections import deque
 from pathlib import Path
 
 from strata.diagnostics import Diagnostic, Span, StrataError, did_you_mean
-from strata.semantics import checks
+from strata.semantics import checks, imports
 from strata.semantics import functions as F
 from strata.semantics import types as T
 from strata.semantics import windows as W
@@ -92,11 +92,26 @@ def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Mod
         module.diagnostics.append(unusable)
         return module
     module = Module(root=root.resolve(), files={})
+    parsed = _read_module(root, path, module, parse_cache)
+    if parsed and isinstance(parsed[0], Diagnostic):
+        module.diagnostics.extend(parsed)
+        return module
+    first = parsed[0].path if parsed else display_path(root)
+    if not module.diagnostics:
+        parsed = imports.expand(parsed, module.diagnostics,
+                                _importer(module, parse_cache), module.root)
+    return _resolve(module, parsed, first)
+
+
+def _read_module(root: Path, path: str | os.PathLike, module: Module,
+                 parse_cache: Path | None) -> list[ast.ModuleFile] | list[Diagnostic]:
+    """Parse every file of the module at `root`, keeping their texts in `module.files`
+    and their syntax errors in its diagnostics; the E004 of a folder without .strata
+    files instead of trees."""
     files = module_files(root)
     if root.is_dir() and not files:
-        module.diagnostics.append(Diagnostic("E004", f"no .strata files under `{path}`", None,
-                                             "a module is a .strata file or a directory of them"))
-        return module
+        return [Diagnostic("E004", f"no .strata files under `{path}`", None,
+                           "a module is a .strata file or a directory of them")]
     read: list[tuple[str, str] | StrataError] = []
     for file in files:
         shown = display_path(file)
@@ -114,7 +129,18 @@ def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Mod
             module.diagnostics.extend(result.diagnostics)
         else:
             parsed.append(result)
-    return _resolve(module, parsed, display_path(files[0]))
+    return parsed
+
+
+def _importer(module: Module, parse_cache: Path | None) -> imports.ReadModule:
+    """How imports.py reads an imported module: as this one, its texts kept in
+    `module.files` (diagnostics are rendered from them; the code cache keys on them)."""
+    def read(root: Path) -> list[ast.ModuleFile] | list[Diagnostic]:
+        unusable = _unusable_path(root, display_path(root))
+        if unusable is not None:
+            return [unusable]
+        return _read_module(root, display_path(root), module, parse_cache)
+    return read
 
 
 def load_text(text: str, file: str = "<string>") -> Module:
@@ -127,6 +153,9 @@ def load_text(text: str, file: str = "<string>") -> Module:
     except StrataError as err:
         module.diagnostics.extend(err.diagnostics)
         parsed = []
+    if not module.diagnostics:
+        parsed = imports.expand(parsed, module.diagnostics, _importer(module, None),
+                                Path.cwd())
     return _resolve(module, parsed, file)
 
 

@@ -507,3 +507,4 @@ Declaration = SourceDecl | ModelDecl | TestDecl | FunctionDecl | ImportDecl
 class ModuleFile:
     path: str
     declarations: tuple[Declaration, ...]
+    qualified: bool = False  # writes `m.name` (a name of an imported module) somewhere

@@ -193,6 +193,7 @@ class _ToAst(Transformer):
     def __init__(self, file: str):
         super().__init__()
         self.file = file
+        self.qualified = False  # a `m.name` was read (imports.py rewrites it)
 
     def S(self, meta) -> Span:
         return _span(self.file, meta)
@@ -263,6 +264,7 @@ class _ToAst(Transformer):
 
     def qualified_relation(self, meta, children):
         qualifier, name = children
+        self.qualified = True
         return ast.QualifiedName(qualifier, name, self.S(meta))
 
     def relation_name(self, meta, children):
@@ -638,6 +640,7 @@ class _ToAst(Transformer):
 
     def qualified_call(self, meta, children):
         qualifier, name, *args = children
+        self.qualified = True
         return ast.Call(str(name).lower(), tuple(args[0] if args else ()), self.S(meta),
                         str(qualifier))
 
@@ -786,7 +789,7 @@ def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:
             errors.extend(err.diagnostics)
     if errors:
         raise StrataError(errors)
-    return ast.ModuleFile(file, tuple(decls))
+    return ast.ModuleFile(file, tuple(decls), transformer.qualified)
 
 
 def _transform(transformer: _ToAst, file: str, decl: Tree):

@@ -14,7 +14,7 @@ from collections import deque
 from pathlib import Path
 
 from strata.diagnostics import Diagnostic, Span, StrataError, did_you_mean
-from strata.semantics import checks, imports
+from strata.semantics import checks, imports, metadata
 from strata.semantics import functions as F
 from strata.semantics import types as T
 from strata.semantics import windows as W
@@ -238,6 +238,8 @@ class Resolver(ModuleScope):
                 self.error("E092", f"model `{name}` nests an expression too deeply to compile",
                            info.decl.name_span, TOO_DEEP_HINT)
                 continue
+            if len(self.diags) == before:
+                self.diags.extend(metadata.check_columns(info.decl, plan))
             if len(self.diags) == before:
                 info.plan = plan
         self.module.order = order

@@ -242,10 +242,21 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E191": ("unknown model in --select or --exclude", "--select 'stg_order+'"),
     "E192": ("a selection that picks no model",
              "--select path:models/nowhere; --select orders --exclude orders"),
-    "E193": ("tag: selectors: the language has no tags yet", "--select tag:nightly"),
+    "E193": ("a tag: selector no model carries", "--select tag:nightly"),
     "E194": ("--models with --select or --exclude", "--models orders --select 'orders+'"),
     "E195": ("a model with no live view on the branch", "strata show region_sale -o w.duckdb"),
     "E196": ("SQL that cannot be read", "strata sql -o w.duckdb 'select ('"),
     "E197": ("not one query that only reads", "strata sql -o w.duckdb 'delete from t'"),
     "E198": ("the warehouse refused the query", "strata sql -o w.duckdb 'select * from nope'"),
+    # issue 40, item 6: modules importing modules; item 9: descriptions
+    "E199": ("a cycle of imports", "a.strata: import '../b'; b.strata: import '../a'"),
+    "E200": ("an imported name that clashes", "import '../shared' (declares stg_orders) "
+             "beside model stg_orders"),
+    "E201": ("a module that cannot be imported", "import '../nowhere'"),
+    "E202": ("a name an imported module does not declare", "from shared.nope"),
+    "E203": ("an imported name written bare without being listed",
+             "import '../shared' as shared; from stg_orders"),
+    "E204": ("an import whose path gives no qualifier", "import '../my-shared'"),
+    "E205": ("a description, owner or tags of the wrong kind", "description: orders; tags: x"),
+    "E206": ("a column description naming no output column, or twice", "column nope { ... }"),
 }

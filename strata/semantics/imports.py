@@ -38,6 +38,7 @@ class _Loaded:
     root: Path
     files: list[ast.ModuleFile]
     qualifiers: dict[str, _Loaded] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)  # qualifier -> path as written
     listed: dict[str, tuple[_Loaded, str, Span]] = field(default_factory=dict)  # alias ->
 
     def declared(self) -> dict[str, ast.Declaration]:
@@ -131,6 +132,7 @@ class _Tree:
         if imported is None:
             return
         module.qualifiers[qualifier] = imported
+        module.written[qualifier] = decl.path
         exported = imported.declared()
         for name in decl.names:
             found = [k for k in (name.name.lower(), f"fn {name.name}") if k in exported
@@ -195,6 +197,10 @@ def _default_qualifier(target: Path) -> str | None:
     return name if name.isidentifier() and name.isascii() else None
 
 
+def _label(module: _Loaded, top: _Loaded) -> str:
+    return "this module" if module is top else f"`{_shown(module.root)}`"
+
+
 def _clashes(modules: list[_Loaded], top: _Loaded, diags: list[Diagnostic]) -> None:
     """E200 for two modules declaring one name: their sources and models would be one
     table or view of the warehouse, their functions one name in a call."""
@@ -210,8 +216,8 @@ def _clashes(modules: list[_Loaded], top: _Loaded, diags: list[Diagnostic]) -> N
             span = decl.name_span
             what = "function" if key.startswith("fn ") else "name"
             diags.append(Diagnostic(
-                "E200", f"{what} `{other.name}` of `{_shown(other_module.root)}` clashes with "
-                f"`{decl.name}` of `{_shown(module.root)}`", other.name_span,
+                "E200", f"{what} `{other.name}` of {_label(other_module, top)} clashes with "
+                f"`{decl.name}` of {_label(module, top)}", other.name_span,
                 f"that one is declared at {span.file}:{span.line}:{span.column}; imported "
                 "sources and models are built into the same warehouse under their own "
                 "names: rename one"))
@@ -311,6 +317,7 @@ class _Rewriter:
         qualifier = next((q for q, m in self.module.qualifiers.items() if m is home), None)
         self.diags.append(Diagnostic(
             "E203", f"`{name}` is declared in another module, `{_shown(home.root)}`", span,
-            f"write `{qualifier}.{name}`, or list it: `import '...' as {qualifier} {{ {name} }}`"
+            f"write `{qualifier}.{name}`, or list it: "
+            f"`import '{self.module.written[qualifier]}' as {qualifier} {{ {name} }}`"
             if qualifier else "import its module to use it"))
         return name

@@ -172,16 +172,19 @@ class _Tree:
         return loaded
 
     def order(self, top: _Loaded) -> list[_Loaded]:
-        """The importing module first, then every imported one, each once."""
-        seen: list[_Loaded] = []
-        stack = [top]
-        while stack:
-            module = stack.pop()
-            if any(m is module for m in seen):
-                continue
-            seen.append(module)
-            stack.extend(reversed(list(module.qualifiers.values())))
-        return seen
+        """Every module of the tree once, each after the modules it imports (so their
+        declarations come first, as a package's models come before a project's)."""
+        done: list[_Loaded] = []
+
+        def visit(module: _Loaded) -> None:
+            if any(m is module for m in done):
+                return
+            for imported in module.qualifiers.values():
+                visit(imported)
+            done.append(module)
+
+        visit(top)
+        return done
 
 
 def _target(folder: Path, written: str) -> Path:
@@ -205,7 +208,7 @@ def _clashes(modules: list[_Loaded], top: _Loaded, diags: list[Diagnostic]) -> N
     """E200 for two modules declaring one name: their sources and models would be one
     table or view of the warehouse, their functions one name in a call."""
     first: dict[str, tuple[_Loaded, ast.Declaration]] = {}
-    for module in modules:
+    for module in reversed(modules):  # the importing module first
         for key, decl in module.declared().items():
             if key not in first:
                 first[key] = (module, decl)

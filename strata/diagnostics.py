@@ -250,8 +250,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E198": ("the warehouse refused the query", "strata sql -o w.duckdb 'select * from nope'"),
     # issue 40, item 6: modules importing modules; item 9: descriptions
     "E199": ("a cycle of imports", "a.strata: import '../b'; b.strata: import '../a'"),
-    "E200": ("an imported name that clashes", "import '../shared' (declares stg_orders) "
-             "beside model stg_orders"),
+    "E200": ("an imported name that clashes", ("import '../shared' (declares stg_orders) "
+             "beside model stg_orders")),
     "E201": ("a module that cannot be imported", "import '../nowhere'"),
     "E202": ("a name an imported module does not declare", "from shared.nope"),
     "E203": ("an imported name written bare without being listed",

@@ -225,8 +225,8 @@ def test_E201_a_module_inside_the_importing_one(tmp_path: Path) -> None:
     ("import '../core' as core { nope }\nmodel m { from core.stg_orders }\n", (1, 28)),
     ("import '../core' as core\nmodel m { from core.stg_order }\n", (2, 16)),
     ("import '../core' as core\nmodel m { from zz.stg_orders }\n", (2, 16)),
-    ("import '../core' as core\nmodel m {\n  from core.stg_orders\n"
-     "  derive x = core.dollars(1)\n}\n", (4, 14)),
+    (("import '../core' as core\nmodel m {\n  from core.stg_orders\n"
+     "  derive x = core.dollars(1)\n}\n"), (4, 14)),
 ])
 def test_E202_names_an_import_does_not_give(two: Path, text: str, where) -> None:
     assert diags(write(two / "team", text)) == [("E202", "m.strata", *where)]

@@ -312,7 +312,7 @@ class _Rewriter:
     def _bare(self, name: str, key: str, span: Span | None) -> str:
         listed = self.module.listed.get(name)
         if listed is not None:
-            target, member, _ = listed
+            _, member, _ = listed
             return _Name(member, span) if span is not None else member
         if key in self.own or key not in self.elsewhere:
             return name

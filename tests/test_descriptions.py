@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from enginehelpers import error_code, strata
+from enginehelpers import error_code, execute, strata
 
 from strata.diagnostics import StrataError
 from strata.engine.fingerprints import code_fingerprints
@@ -165,12 +165,7 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "shop" / "t.strata").write_text(
         "test paid_keeps_paid {\n  given orders {\n    id, amount, status\n"
         "    1, 2.0, 'paid'\n  }\n  expect paid {\n    id, amount\n    1, 2.0\n  }\n}\n")
-    strata("sql", "-o", "wh.duckdb", "select 1", cwd=tmp_path)  # creates nothing of ours
-    import duckdb
-
-    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
-    con.execute(ORDERS_DATA)
-    con.close()
+    execute(tmp_path / "wh.duckdb", ORDERS_DATA)
     return tmp_path
 
 

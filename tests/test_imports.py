@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from decimal import Decimal
 from pathlib import Path
 
@@ -326,3 +327,33 @@ def test_cli_errors_for_a_cycle_and_a_clash_are_coded(tmp_path: Path) -> None:
     proc = strata("compile", "e", cwd=tmp_path)
     assert error_code(proc) == "E200"
     assert "e/m.strata:2:7" in proc.stderr and "lib/m.strata:1:8" in proc.stderr
+
+
+def test_diff_reads_the_imported_module_at_the_base_revision(finance: Path) -> None:
+    """`strata diff --base REF` reads the shared module as it was too: a description
+    changed there is description-only; a changed filter reaches the importing models."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(finance), "-c", "user.email=t@t", "-c",
+                        "user.name=t", *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    core = finance / "finance_core" / "core.strata"
+    core.write_text(core.read_text().replace("'Successful payments, in dollars'",
+                                             "'Payments that went through, in dollars'"))
+
+    def changes() -> dict[str, dict]:
+        ran = strata("diff", "finance_reports", "--base", "HEAD", "--json", cwd=finance,
+                     check=True)
+        return {m["model"]: m for m in json.loads(ran.stdout)["models"]}
+
+    by = changes()
+    assert (by["stg_payments"]["status"], by["stg_payments"]["rules"]) == \
+        ("metadata", ["description-only"])
+    assert by["payments_by_method"]["status"] == "unchanged"
+    core.write_text(core.read_text().replace("filter status = 'success'",
+                                             "filter status != 'fail'"))
+    by = changes()
+    assert by["stg_payments"]["status"] == "breaking"
+    assert by["payments_by_method"]["status"] == "reached"

@@ -21,6 +21,7 @@ and who reads it after.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -431,9 +432,10 @@ def _mark_sources(base: Module, head: Module, changes: dict[str, ModelChange]) -
     model that reads it: they are rebuilt on other input."""
     def declared(module: Module, name: str) -> tuple:
         info = module.sources[name]
+        # a file by its place relative to the module (an imported module's file
+        # sources lie beside it: `../shared/data/x.csv`)
         return ([(c, str(t)) for c, t in info.columns], info.table,
-                str(info.file.relative_to(module.root)) if info.file and
-                info.file.is_relative_to(module.root) else str(info.file))
+                os.path.relpath(info.file, module.root) if info.file else None)
 
     moved = [s for s in head.sources if s in base.sources
              and declared(base, s) != declared(head, s)]

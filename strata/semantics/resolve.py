@@ -139,6 +139,7 @@ def _importer(module: Module, parse_cache: Path | None) -> imports.ReadModule:
         unusable = _unusable_path(root, display_path(root))
         if unusable is not None:
             return [unusable]
+        module.imported.append(root)
         return _read_module(root, display_path(root), module, parse_cache)
     return read
 

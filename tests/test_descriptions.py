@@ -21,7 +21,7 @@ from strata.lsp.hover import hover_text
 from strata.lsp.index import build_index
 from strata.selection import resolve
 from strata.semantics import metadata
-from strata.semantics.resolve import load_module, load_text
+from strata.semantics.resolve import load_text
 from strata.syntax import ast
 
 BARE = """\

@@ -357,3 +357,16 @@ def test_diff_reads_the_imported_module_at_the_base_revision(finance: Path) -> N
     by = changes()
     assert by["stg_payments"]["status"] == "breaking"
     assert by["payments_by_method"]["status"] == "reached"
+
+
+def test_a_listed_alias_reads_like_a_relation_of_this_module(two: Path) -> None:
+    """`rel.*` names a relation in scope, never a module's: untouched by the import."""
+    team = write(two / "team", "import '../core' as core { stg_orders as orders }\n"
+                 "test t {\n  given core.raw_orders {\n    id, amount_cents, status\n"
+                 "    1, 100, 'paid'\n  }\n  expect m {\n    id, amount\n    1, 1.00\n  }\n}\n"
+                 "model m {\n  from orders\n  select orders.* except status\n}\n")
+    module = load_module(team)
+    assert module.ok, module.errors
+    assert [b.relation for b in module.tests["t"].blocks] == ["raw_orders", "m"]
+    [sql] = [s.sql for s in compile_statements(module, "duckdb") if s.model == "m"]
+    assert "FROM v_stg_orders AS orders" in sql

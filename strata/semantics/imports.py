@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from strata.diagnostics import Diagnostic, Span, did_you_mean
@@ -41,7 +42,8 @@ class _Loaded:
     written: dict[str, str] = field(default_factory=dict)  # qualifier -> path as written
     listed: dict[str, tuple[_Loaded, str, Span]] = field(default_factory=dict)  # alias ->
 
-    def declared(self) -> dict[str, ast.Declaration]:
+    @cached_property
+    def names(self) -> dict[str, ast.Declaration]:
         """Its own functions, sources and models by name (tests and imports excluded)."""
         return {_key(d): d for f in self.files for d in f.declarations
                 if isinstance(d, (ast.SourceDecl, ast.ModelDecl, ast.FunctionDecl))}
@@ -133,7 +135,7 @@ class _Tree:
             return
         module.qualifiers[qualifier] = imported
         module.written[qualifier] = decl.path
-        exported = imported.declared()
+        exported = imported.names
         for name in decl.names:
             found = [k for k in (name.name.lower(), f"fn {name.name}") if k in exported
                      and getattr(exported[k], "name", None) == name.name]
@@ -209,7 +211,7 @@ def _clashes(modules: list[_Loaded], top: _Loaded, diags: list[Diagnostic]) -> N
     table or view of the warehouse, their functions one name in a call."""
     first: dict[str, tuple[_Loaded, ast.Declaration]] = {}
     for module in reversed(modules):  # the importing module first
-        for key, decl in module.declared().items():
+        for key, decl in module.names.items():
             if key not in first:
                 first[key] = (module, decl)
                 continue
@@ -225,7 +227,7 @@ def _clashes(modules: list[_Loaded], top: _Loaded, diags: list[Diagnostic]) -> N
                 "sources and models are built into the same warehouse under their own "
                 "names: rename one"))
     for alias, (module, name, span) in top.listed.items():
-        local = top.declared()
+        local = top.names
         if alias.lower() in local or f"fn {alias}" in local:
             mine = local.get(alias.lower()) or local[f"fn {alias}"]
             where = mine.name_span
@@ -233,6 +235,10 @@ def _clashes(modules: list[_Loaded], top: _Loaded, diags: list[Diagnostic]) -> N
                 "E200", f"imported `{alias}` clashes with `{mine.name}` of this module", span,
                 f"declared at {where.file}:{where.line}:{where.column}; import it under "
                 f"another name: `{name} as other`"))
+
+
+# the nodes whose `relation` names a source or model (a `rel.*`'s names one in scope)
+_NAMING = (ast.From, ast.Join, ast.SetOp, ast.Pin, ast.RowsBlock)
 
 
 class _Rewriter:
@@ -243,13 +249,12 @@ class _Rewriter:
     def __init__(self, module: _Loaded, modules: list[_Loaded], diags: list[Diagnostic]):
         self.module = module
         self.diags = diags
-        self.own = module.declared()
-        self.elsewhere = {k: m for m in modules if m is not module for k in m.declared()}
+        self.own = module.names
+        self.elsewhere = {k: m for m in modules if m is not module for k in m.names}
         self.withs: set[str] = set()
 
     def decl(self, decl: ast.Declaration) -> ast.Declaration:
-        if isinstance(decl, ast.ModelDecl):
-            self.withs = {w.name for w in decl.withs}
+        self.withs = {w.name for w in decl.withs} if isinstance(decl, ast.ModelDecl) else set()
         return self._node(decl)
 
     def _node(self, node):
@@ -262,7 +267,7 @@ class _Rewriter:
         changes = {}
         for f in dataclasses.fields(node):
             value = getattr(node, f.name)
-            if f.name == "relation" and isinstance(value, str):
+            if f.name == "relation" and isinstance(node, _NAMING) and isinstance(value, str):
                 new = self._relation(value, node)
                 if isinstance(node, (ast.From, ast.Join)) and new != value and \
                         node.alias is None and not isinstance(value, QualifiedName):
@@ -298,7 +303,7 @@ class _Rewriter:
                 did_you_mean(qualifier, self.module.qualifiers)
                 or f"import it first: `import '../{qualifier}'`"))
             return member
-        declared = target.declared()
+        declared = target.names
         key = member.lower() if relation else f"fn {member}"
         if key not in declared:
             kinds = "source or model" if relation else "function"

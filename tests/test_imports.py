@@ -19,6 +19,8 @@ from enginehelpers import error_code, query, strata
 
 from strata.compiler import compile_statements
 from strata.engine.fingerprints import canonical_sql, code_fingerprints
+from strata.lsp.hover import hover_text, user_function_text
+from strata.lsp.index import build_index
 from strata.lsp.loader import Session
 from strata.semantics.resolve import load_module
 from strata.syntax import ast
@@ -188,6 +190,14 @@ def test_E200_a_local_model_clashing_with_an_imported_one_is_said_where_it_is_lo
     assert "core/m.strata:5:7" in diag.hint
 
 
+def test_E200_a_function_of_the_module_clashing_with_an_imported_one(two: Path) -> None:
+    team = write(two / "team", "import '../core' as core\n"
+                 "fn cents_to_dollars(c: int) -> int = c\nmodel m { from core.stg_orders }\n")
+    [diag] = load_module(team).diagnostics
+    assert (diag.code, diag.span.line, diag.span.column) == ("E200", 2, 4)
+    assert diag.message.startswith("function `cents_to_dollars` of this module clashes")
+
+
 def test_E200_two_imported_modules_declaring_one_name(two: Path) -> None:
     write(two / "other", "source raw_orders { id: int }\n")
     team = write(two / "team", "import '../core' as core\nimport '../other' as other\n"
@@ -269,6 +279,11 @@ def test_the_editor_resolves_imports_as_check_does(two: Path) -> None:
     module = session.check({}, [team / "m.strata"])
     assert module.ok, module.errors
     assert module.order == ["stg_orders", "m"]
+    index = build_index(module)
+    model = hover_text(index, _shown(team / "m.strata"), 2, 23)  # `stg_orders`
+    assert "model stg_orders {" in model and "core/m.strata:5:7" in model
+    fn = user_function_text(index, module.functions["cents_to_dollars"])
+    assert "function of an imported module" in fn
     edited = {_shown(team / "m.strata"): "import '../core' as core\nmodel m { from core.nope }\n"}
     module = session.check(edited, [team / "m.strata"])
     assert [d.code for d in module.diagnostics] == ["E202"]

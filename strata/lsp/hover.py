@@ -4,6 +4,7 @@ function's signature and doc from the catalogue."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from strata.lsp import language
 from strata.lsp.index import Definition, Index
@@ -47,8 +48,15 @@ def user_function_text(index: Index, fn: UserFunction) -> str:
     else:
         body = "\n".join([lines[0][span.column - 1:], *lines[1:-1],
                           lines[-1][:span.end_column - 1]])
+    whose = "an imported module" if _imported(index, span.file) else "this module"
     return (f"```strata\n{fn.signature} = {body}\n```\n"
-            f"function of this module, inlined where it is called; defined at {fn.where}")
+            f"function of {whose}, inlined where it is called; defined at {fn.where}")
+
+
+def _imported(index: Index, file: str) -> bool:
+    """The file is one of a module the open module imports (semantics/imports.py)."""
+    path = Path(file).resolve()
+    return any(path == root or root in path.parents for root in index.module.imported)
 
 
 def describe(index: Index, target: Definition) -> str:

@@ -121,6 +121,13 @@ def test_wrong_meta_is_a_coded_error(text: str, code: str) -> None:
     assert [d.code for d in module.diagnostics] == [code]
 
 
+def test_an_unquoted_owner_of_a_source_says_to_quote_it() -> None:
+    """In a source, `owner: finance` is a column `owner` of type `finance`."""
+    [diag] = load_text("source s {\n  id: int\n  owner: finance\n}\n", "m.strata").diagnostics
+    assert diag.code == "E020"
+    assert diag.hint.endswith("to describe the source, quote it: `owner: 'finance'`")
+
+
 def test_meta_is_not_part_of_any_code_fingerprint() -> None:
     """A description or a tag never rebuilds a model: same code fingerprints."""
     bare, meta = load_text(BARE, "m.strata"), described()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import os
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 from strata.diagnostics import Diagnostic, Span, StrataError, did_you_mean
@@ -298,7 +299,14 @@ class Resolver(ModuleScope):
                 self.error("E015", message, col.span, hint)
                 continue
             names[col.name.lower()] = col.name
+            before = len(self.diags)
             typ = resolve_type(col.type, self.diags)
+            if typ is None and col.name in ("description", "owner") and \
+                    len(self.diags) > before and self.diags[-1].code == "E020":
+                # `owner: finance` reads as a column of type `finance`: say what was meant
+                self.diags[-1] = replace(self.diags[-1], hint=(
+                    f"a column `{col.name}` needs a type; to describe the source, "
+                    f"quote it: `{col.name}: '{col.type.name}'`"))
             columns.append((col.name, typ or ERROR))
         if not decl.columns:
             self.error("E050", f"source `{decl.name}` declares no columns", decl.name_span,

@@ -28,8 +28,8 @@ from strata.syntax.ast import QualifiedName, _Name
 # reads a module's files: (root) -> parsed files, or the diagnostics of reading them
 ReadModule = Callable[[Path], "list[ast.ModuleFile] | list[Diagnostic]"]
 
-_CYCLE_HINT = ("modules form a tree of imports: move what both need into a third module "
-               "that each imports")
+_CYCLE_HINT = ("imports cannot go round in a circle: move what the modules share into a "
+               "third module that each imports")
 
 
 @dataclass
@@ -40,7 +40,8 @@ class _Loaded:
     files: list[ast.ModuleFile]
     qualifiers: dict[str, _Loaded] = field(default_factory=dict)
     written: dict[str, str] = field(default_factory=dict)  # qualifier -> path as written
-    listed: dict[str, tuple[_Loaded, str, Span]] = field(default_factory=dict)  # alias ->
+    # a name the import lists -> (the module declaring it, its name there, the listing)
+    listed: dict[str, tuple[_Loaded, str, Span]] = field(default_factory=dict)
 
     @cached_property
     def names(self) -> dict[str, ast.Declaration]:

@@ -35,7 +35,7 @@ from dialects.base import (
 )
 from dialects.binding import bind_by_subquery
 from dialects.numeric import ieee_divide_function
-from dialects.spelling import function_rewrite
+from dialects.spelling import function_rewrite, windowed_refusals
 
 
 def _monday_weeks(node: exp.Expression) -> exp.Expression:
@@ -106,7 +106,8 @@ PARTS = {
 DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False,
                   row_hash="farm_fingerprint", bind=bind_by_subquery,
-                  rewrites=(function_rewrite(functions.BIGQUERY), series.spelled(series.generate_array),
+                  rewrites=(windowed_refusals("bigquery", functions.WINDOW_REFUSED["bigquery"]),
+                            function_rewrite(functions.BIGQUERY), series.spelled(series.generate_array),
                             _monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves), _scaled_decimal,
                             ieee_divide_function, double_average,

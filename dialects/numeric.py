@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from dialects.base import CannotExpress, cast, is_a, num
+from dialects.base import int_literal as _int_literal
 from dialects.binding import Bind, bind_by_lambda, bind_by_subquery  # noqa: F401 (re-exported)
 
 DBL_MAX = 1.7976931348623157e308
@@ -135,21 +136,6 @@ def no_double_remainder(node: exp.Expression) -> exp.Expression:
 
 
 # ---------------------------------------------------------------- round(x, n)
-
-def _int_literal(node: exp.Expression | None) -> int | None:
-    """The value of a whole-number literal (-2 is Neg(2)), else None."""
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Neg):
-        inner = _int_literal(node.this)
-        return -inner if inner is not None else None
-    if isinstance(node, exp.Literal) and not node.is_string:
-        try:
-            return int(node.this)
-        except ValueError:
-            return None
-    return None
-
 
 @dataclass(frozen=True)
 class Rounding:
@@ -442,9 +428,29 @@ def sum_over_count(node: exp.Expression) -> exp.Expression:
 
 
 def _mean(avg: exp.Avg, over: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
-    x = _as_double(avg.this)
-    mean = exp.Div(this=over(exp.Sum(this=x)),
-                   expression=cast(over(exp.Count(this=x.copy())), "DOUBLE"), typed=True)
+    """The sum over the count, as doubles; an int's or decimal's sum taken exactly
+    first (PostgreSQL's SUM of those is NUMERIC), as DuckDB sums them in 128 bits."""
+    exact = is_a(avg.this, "BIGINT", "DECIMAL")
+    x = avg.this if exact else _as_double(avg.this)
+    total = cast(over(exp.Sum(this=x)), "DOUBLE") if exact else over(exp.Sum(this=x))
+    mean = exp.Div(this=total, expression=cast(over(exp.Count(this=x.copy())), "DOUBLE"),
+                   typed=True)
+    mean.type = exp.DataType.build("DOUBLE")
+    return mean
+
+
+def exact_average(node: exp.Expression) -> exp.Expression:
+    """avg of an int or decimal is DuckDB's exact 128-bit sum over the count, as a
+    double (avg(1e19 + 0.5, -1e19) = 0.25); an average of the values as doubles loses
+    the 0.5 (0.0): the sum is taken exactly (ints as DECIMAL(38, 0): Spark's BIGINT sum
+    raises past 2^63), then divided as a double. A windowed avg: each call windowed
+    (`over_each_aggregate`)."""
+    if not isinstance(node, exp.Avg) or not is_a(node.this, "BIGINT", "DECIMAL"):
+        return node
+    x = node.this
+    summed = x.copy() if is_a(x, "DECIMAL") else cast(x.copy(), exp.DataType.build("DECIMAL(38, 0)"))
+    mean = exp.Div(this=cast(exp.Sum(this=summed), "DOUBLE"),
+                   expression=cast(exp.Count(this=x.copy()), "DOUBLE"), typed=True)
     mean.type = exp.DataType.build("DOUBLE")
     return mean
 

@@ -33,7 +33,7 @@ from dialects.base import (
     whole_weeks,
 )
 from dialects.binding import bind_by_subquery
-from dialects.spelling import function_rewrite
+from dialects.spelling import function_rewrite, windowed_refusals
 
 
 def _epoch(x: exp.Expression) -> exp.Expression:
@@ -50,7 +50,8 @@ PARTS = {
 
 DIALECT = Dialect(name="snowflake", sqlglot="snowflake", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="hash", bind=bind_by_subquery,
-                  rewrites=(function_rewrite(functions.SNOWFLAKE), series.spelled(series.flatten_range),
+                  rewrites=(windowed_refusals("snowflake", functions.WINDOW_REFUSED["snowflake"]),
+                            function_rewrite(functions.SNOWFLAKE), series.spelled(series.flatten_range),
                             whole_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,

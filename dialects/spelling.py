@@ -32,6 +32,18 @@ def refuse(engine: str, why: str) -> Spelling:
     return spell
 
 
+def windowed_refusals(engine: str, why: dict[str, str]) -> Rewrite:
+    """E091 for a catalogue aggregate `engine` has no windowed form of (name -> the
+    reason, from the engine's documentation): runs before the function's own
+    spelling, while the tagged call still sits under its OVER."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        name = node.meta_get(TAG)
+        if name in why and isinstance(node.parent, exp.Window):
+            raise CannotExpress(f"`{name}` over a window on {engine}: {why[name]}")
+        return node
+    return rewrite
+
+
 def double_literal(value: str) -> exp.Expression:
     return cast(exp.Literal.string(value), "DOUBLE")
 

@@ -35,7 +35,7 @@ from dialects.base import (
     text_meets_time,
 )
 from dialects.binding import bind_by_lambda
-from dialects.spelling import function_rewrite
+from dialects.spelling import function_rewrite, windowed_refusals
 
 EPOCH_START = exp.Literal.string("1970-01-01 00:00:00")
 
@@ -63,7 +63,8 @@ PARTS = {
 
 DIALECT = Dialect(name="trino", sqlglot="trino", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="xxhash64", bind=bind_by_lambda,
-                  rewrites=(function_rewrite(functions.TRINO), series.spelled(series.sequence_or_empty),
+                  rewrites=(windowed_refusals("trino", functions.WINDOW_REFUSED["trino"]),
+                            function_rewrite(functions.TRINO), series.spelled(series.sequence_or_empty),
                             boundaries, extract_rewrite(PARTS, epoch="DOUBLE"), text_meets_time,
                             _timestamp_text, double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,

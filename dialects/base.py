@@ -533,8 +533,13 @@ def typed_items(node: exp.Expression) -> exp.Expression:
         return node
     for column in list(node.find_all(exp.Column)):
         typ = items.get((column.table, column.name))
-        if typ is not None and not isinstance(column.parent, exp.Cast):
-            column.replace(cast(column.copy(), typ))
+        if typ is None or isinstance(column.parent, exp.Cast):
+            continue
+        typed = cast(column.copy(), typ)
+        if column.parent is node and column.arg_key == "expressions":
+            # a selected item keeps its name: `CAST(x.tag AS VARCHAR) AS tag`
+            typed = exp.alias_(typed, column.output_name, quoted=column.this.quoted)
+        column.replace(typed)
     return node.copy()
 
 

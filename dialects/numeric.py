@@ -526,14 +526,20 @@ def no_double_text(node: exp.Expression) -> exp.Expression:
 
 def c_collation(node: exp.Expression) -> exp.Expression:
     """DuckDB orders text by code point; PostgreSQL by the database's collation
-    (en_US: 'a' < 'B'). Ordering comparisons, min/max and ORDER BY keys of text say
-    COLLATE "C"."""
+    (en_US: 'a' < 'B'). Ordering comparisons (`between` too), min/max and ORDER BY
+    keys of text say COLLATE "C"."""
     if isinstance(node, (exp.LT, exp.LTE, exp.GT, exp.GTE)):
         sides = (node.this.unnest(), node.expression.unnest())
         text = any(is_a(side, "TEXT", "VARCHAR") for side in sides)
         timely = any(is_a(side, "DATE", "TIMESTAMP") for side in sides)  # text read as time
         if text and not timely and not isinstance(node.this, exp.Collate):
             return type(node)(this=_collate(node.this), expression=node.expression)
+    if isinstance(node, exp.Between) and is_a(node.this.unnest(), "TEXT", "VARCHAR") \
+            and not any(is_a(node.args[k].unnest(), "DATE", "TIMESTAMP") for k in ("low", "high")) \
+            and not isinstance(node.this, exp.Collate):
+        # the operand's collation decides both comparisons
+        return exp.Between(this=_collate(node.this), low=node.args["low"],
+                           high=node.args["high"])
     if isinstance(node, (exp.Min, exp.Max)) and is_a(node.this, "TEXT", "VARCHAR"):
         return type(node)(this=_collate(node.this))
     if isinstance(node, exp.Ordered) and is_a(node.this, "TEXT", "VARCHAR"):
@@ -545,3 +551,51 @@ def c_collation(node: exp.Expression) -> exp.Expression:
 
 def _collate(x: exp.Expression) -> exp.Expression:
     return exp.Collate(this=_paren(x), expression=exp.to_identifier("C", quoted=True))
+
+
+# ---------------------------------------------------------------- decimal precision
+
+MAX_PRECISION = 38
+SPARK_MIN_SCALE = 6  # Spark keeps at least this many fraction digits when it cuts
+
+
+def _decimal_shape(node: exp.Expression) -> tuple[int, int] | None:
+    """(precision, scale) Spark gives an operand: its decimal type, a whole-number
+    literal's digits, an int column's DECIMAL(20, 0); None for another type."""
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return len(node.this), 0
+    if is_a(node, "BIGINT"):
+        return 20, 0
+    if is_a(node, "DECIMAL") and len(node.type.expressions) == 2:
+        p, s = (int(e.this.this) for e in node.type.expressions)
+        return p, s
+    return None
+
+
+def spark_decimal_scale(node: exp.Expression) -> exp.Expression:
+    """Spark types `a + b` of decimals DECIMAL(max(s) + max(p - s) + 1, max(s)) and
+    `a * b` DECIMAL(p1 + p2 + 1, s1 + s2); past 38 digits it cuts the scale (to no less
+    than 6), so decimal(38, 10) + 1 loses its low digits, where DuckDB keeps the
+    decimal(38, 10) and raises only when the value itself overflows. E091 where the
+    cut scale is below the scale Strata's type keeps (Spark SQL reference, Decimal
+    precision and scale; spark.sql.decimalOperations.allowPrecisionLoss)."""
+    if not isinstance(node, (exp.Add, exp.Sub, exp.Mul)) or not (
+            is_a(node.this.unnest(), "DECIMAL") or is_a(node.expression.unnest(), "DECIMAL")):
+        return node
+    left, right = _decimal_shape(node.this.unnest()), _decimal_shape(node.expression.unnest())
+    if left is None or right is None:
+        return node
+    (p1, s1), (p2, s2) = left, right
+    if isinstance(node, exp.Mul):
+        precision, scale = p1 + p2 + 1, s1 + s2
+    else:
+        scale = max(s1, s2)
+        precision = scale + max(p1 - s1, p2 - s2) + 1
+    kept = scale  # DuckDB's scale: max(s1, s2) for + and -, s1 + s2 for *
+    if precision > MAX_PRECISION:
+        scale = max(MAX_PRECISION - (precision - scale), min(scale, SPARK_MIN_SCALE))
+    if scale < kept:
+        raise CannotExpress(f"decimal `{node.key}` of decimal({p1}, {s1}) and "
+                            f"decimal({p2}, {s2}) on spark: past 38 digits Spark keeps "
+                            f"{scale} fraction digits of the {kept} DuckDB keeps")
+    return node

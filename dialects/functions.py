@@ -449,12 +449,17 @@ ORDERED_IN_WINDOW = ("PostgreSQL takes no ORDER BY inside a windowed aggregate a
 UNCHECKED_WINDOW = ("its windowed form of this ordered aggregate has not been checked "
                     "against DuckDB's (windowed, it runs on duckdb and spark)")
 WINDOW_REFUSED: dict[str, dict[str, str]] = {
-    "postgres": dict.fromkeys(("string_agg", "list_agg", "arg_min", "arg_max", "median",
-                               "quantile_cont"), ORDERED_IN_WINDOW),
-    **{engine: dict.fromkeys(("string_agg", "list_agg", "arg_min", "arg_max", "median",
-                              "quantile_cont"), UNCHECKED_WINDOW)
+    "postgres": dict.fromkeys(("string_agg", "list_agg", "median", "quantile_cont"),
+                              ORDERED_IN_WINDOW),
+    **{engine: dict.fromkeys(("string_agg", "list_agg", "median", "quantile_cont"),
+                             UNCHECKED_WINDOW)
        for engine in ("snowflake", "bigquery", "trino")},
 }
+# Spark's MEDIAN and PERCENTILE take no ORDER BY or frame in their OVER clause
+# (INVALID_WINDOW_SPEC_FOR_AGGREGATION_FUNC): over a whole partition they run
+SPARK_FRAMED_REFUSED = dict.fromkeys(("median", "quantile_cont"), (
+    "MEDIAN and PERCENTILE take no ORDER BY or frame in their window; over the whole "
+    "partition (`window by k`, no order) they run"))
 
 NO_JSON_SPARK = ("get_json_object reads malformed JSON as NULL where DuckDB raises, and "
                  "gives the number 1 as the text '1' where json_text is NULL")

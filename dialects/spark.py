@@ -64,7 +64,7 @@ from dialects.numeric import (
     unicode_trim,
     wide_integer_sum,
 )
-from dialects.spelling import function_rewrite
+from dialects.spelling import function_rewrite, windowed_refusals
 
 
 class Spark(Dialect):
@@ -116,7 +116,8 @@ TYPE_KINDS = {
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
                 type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_lambda,
-                rewrites=(function_rewrite(functions.SPARK), series.spelled(series.range_function),
+                rewrites=(windowed_refusals("spark", functions.SPARK_FRAMED_REFUSED, framed=True),
+                          function_rewrite(functions.SPARK), series.spelled(series.range_function),
                           whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,
                           ieee_division, nan_remainder, exact_average, double_average,

@@ -514,14 +514,20 @@ def _double_text(x: exp.Expression) -> exp.Expression:
                  default=exp.DPipe(this=text, expression=word(".0"), safe=True))
 
 
-def no_double_text(node: exp.Expression) -> exp.Expression:
-    """Spark prints a double in Java's notation (1.0E20, 1.23456789123E8, and on Java
-    17 not always the shortest digits); DuckDB prints 1e+20, 123456789.123: E091."""
-    if isinstance(node, exp.Cast) and node.to.is_type("TEXT", "VARCHAR") and \
-            is_a(node.this, "DOUBLE"):
-        raise CannotExpress("cast of a double to text (DuckDB's shortest digits and "
-                            "exponent style) has no Spark spelling")
-    return node
+def double_text_refused(engine: str) -> Callable[[exp.Expression], exp.Expression]:
+    """An engine printing a double in Java's notation (Spark and Trino: 1.0E20,
+    1.23456789123E8, and on Java 17 not always the shortest digits) where DuckDB prints
+    1e+20, 123456789.123: E091 for a double's text (`cast`, `concat`)."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Cast) and node.to.is_type("TEXT", "VARCHAR") and \
+                is_a(node.this, "DOUBLE"):
+            raise CannotExpress("cast of a double to text (DuckDB's shortest digits and "
+                                f"exponent style) has no {engine.capitalize()} spelling")
+        return node
+    return rewrite
+
+
+no_double_text = double_text_refused("spark")
 
 
 def c_collation(node: exp.Expression) -> exp.Expression:

@@ -28,11 +28,13 @@ from dialects.base import (
     half_even_by_halves,
     like_without_escape,
     num,
+    over_each_aggregate,
     shifted,
     typed_items,
     whole_weeks,
 )
 from dialects.binding import bind_by_subquery
+from dialects.numeric import substr_positions, unicode_trim
 from dialects.spelling import function_rewrite, windowed_refusals
 
 
@@ -55,4 +57,5 @@ DIALECT = Dialect(name="snowflake", sqlglot="snowflake", transactional_ddl=False
                             whole_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,
-                            like_without_escape(clause=True), typed_items))
+                            substr_positions, unicode_trim,
+                            like_without_escape(clause=True), typed_items, over_each_aggregate))

@@ -274,7 +274,7 @@ def test_engine_returns_duckdbs_rows(name, model, label, engine_name, duckdb_eng
         # SPEC §2: what an engine cannot express faithfully is a coded compile error
         codes = [d.code for d in stmt.diagnostics]
         assert codes and all(codes), f"refused without a code: {stmt}"
-        pytest.skip(f"{engine.dialect} refuses {model}: {codes}")
+        pytest.skip(f"{engine.name} refuses {model}: {codes}")
     prepare(engine, name, ref)
     sql = stmt.sql
     try:

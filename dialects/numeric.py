@@ -283,7 +283,20 @@ def _cast_of(node: exp.Expression, source: str, *targets: str) -> bool:
             and is_a(node.this, source) and not node.args.get("exact"))
 
 
-def double_to_decimal(rounding: Rounding) -> Callable:
+def decimal_literal(text: str) -> exp.Expression:
+    """A decimal constant where the engine reads `0.01` as a decimal (PostgreSQL,
+    Spark, Trino): the literal itself."""
+    return exp.Literal.number(text)
+
+
+def numeric_text(text: str) -> exp.Expression:
+    """A decimal constant where the engine reads `0.01` as a double (BigQuery's
+    FLOAT64): the text cast to NUMERIC, exact."""
+    return cast(exp.Literal.string(text), "DECIMAL")
+
+
+def double_to_decimal(rounding: Rounding,
+                      constant: Callable[[str], exp.Expression] = decimal_literal) -> Callable:
     """cast(x as decimal(p, s)) of a double in DuckDB: x * 10^s as a double, rounded
     half away from zero (1.005 * 100 = 100.4999.. -> 1.00; 0.125 * 100 = 12.5 ->
     0.13). Engines round the double's decimal text instead (Spark: 1.005 -> 1.01).
@@ -297,8 +310,7 @@ def double_to_decimal(rounding: Rounding) -> Callable:
         scaled = _mul(node.this, dnum(10.0 ** scale))
         rounded = rounding.bind(scaled, rounding._half_away)
         whole = cast(cast(rounded, "BIGINT"), exp.DataType.build("DECIMAL(19, 0)"))
-        value = whole if scale == 0 else _mul(whole, exp.Literal.number(
-            "0." + "0" * (scale - 1) + "1"))
+        value = whole if scale == 0 else _mul(whole, constant("0." + "0" * (scale - 1) + "1"))
         result = cast(value, node.to)
         result.set("exact", True)
         return result

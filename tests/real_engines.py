@@ -238,6 +238,11 @@ class PostgresServer:
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
 
+# a database collated by ICU's en-US (its character classes C.UTF-8, as the cluster's)
+ICU_OPTIONS = (" TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' "
+               "LC_COLLATE 'C' LC_CTYPE 'C.UTF-8'")
+
+
 @dataclass
 class PostgresEngine:
     """PostgreSQL through psycopg 3, autocommit: one statement, one transaction."""
@@ -277,9 +282,7 @@ class PostgresEngine:
         point order say so there, or differ. A database, not a second server."""
         import psycopg
 
-        self.con.execute(
-            'CREATE DATABASE "strata_icu" TEMPLATE template0 ENCODING \'UTF8\' '
-            "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LC_COLLATE 'C' LC_CTYPE 'C.UTF-8'")
+        self.con.execute('CREATE DATABASE "strata_icu"' + ICU_OPTIONS)
         con = psycopg.connect(host=str(self.server.root), user="postgres", dbname="strata_icu",
                               autocommit=True, prepare_threshold=None)
         return PostgresEngine(self.server, con, name="postgres_icu", database="strata_icu")
@@ -289,11 +292,12 @@ class PostgresEngine:
         percent-encoded as the host (strata/engine/locations.py)."""
         return f"postgresql://postgres@{quote(str(self.server.root), safe='')}/{database}"
 
-    def create_database(self) -> str:
-        """A new empty database (a copy of template1) with a name of its own."""
+    def create_database(self, icu: bool = False) -> str:
+        """A new empty database (a copy of template1) with a name of its own; `icu`:
+        collated by ICU's en-US instead (a copy of template0, as PostgreSQL requires)."""
         name = "w_" + uuid.uuid4().hex[:12]
         create = exp.Create(this=exp.to_identifier(name, quoted=True), kind="DATABASE")
-        self.con.execute(create.sql(dialect="postgres"))
+        self.con.execute(create.sql(dialect="postgres") + (ICU_OPTIONS if icu else ""))
         return name
 
     def drop_database(self, name: str) -> None:

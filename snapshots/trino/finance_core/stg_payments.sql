@@ -14,5 +14,23 @@ SELECT
   base.id,
   base.order_id,
   base.method,
-  CAST(CAST(base.amount_cents AS DOUBLE) / CAST(100 AS DOUBLE) AS DECIMAL(16, 2)) AS amount
+  CAST(CAST(CAST(ELEMENT_AT(
+    TRANSFORM(
+      ARRAY[(
+        CAST(base.amount_cents AS DOUBLE) / CAST(100 AS DOUBLE)
+      ) * 100.0],
+      __v -> CASE
+        WHEN ABS(__v) >= 4503599627370496.0
+        THEN __v
+        ELSE CASE
+          WHEN ABS(__v - TRUNCATE(__v)) > 0.5
+          THEN TRUNCATE(__v) + SIGN(__v)
+          WHEN ABS(__v - TRUNCATE(__v)) = 0.5
+          THEN TRUNCATE(__v) + SIGN(__v)
+          ELSE TRUNCATE(__v)
+        END
+      END
+    ),
+    1
+  ) AS BIGINT) AS DECIMAL(19, 0)) * 0.01 AS DECIMAL(16, 2)) AS amount
 FROM base;

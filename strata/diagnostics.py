@@ -248,4 +248,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E196": ("SQL that cannot be read", "strata sql -o w.duckdb 'select ('"),
     "E197": ("not one query that only reads", "strata sql -o w.duckdb 'delete from t'"),
     "E198": ("the warehouse refused the query", "strata sql -o w.duckdb 'select * from nope'"),
+    "E220": ("strata fmt given a file that is not a .strata file", "strata fmt notes.txt"),
+    "E221": ("strata fmt would change a file's tokens (a bug: the file is kept)",
+             "a layout that moved a line break"),
+    "E222": ("strata fmt cannot write a file", "strata fmt read_only.strata"),
 }

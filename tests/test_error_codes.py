@@ -233,6 +233,7 @@ SPECIAL = {"E002", "E004", "E005", "E084", "E090", "E091", "E092", "E093", "E110
 SPECIAL |= {"E130"}  # a planted link where strata writes: tests/test_planted_links.py
 SPECIAL |= {f"E{n}" for n in range(190, 195)}  # --select/--exclude: tests/test_selection.py
 SPECIAL |= {f"E{n}" for n in range(195, 199)}  # show and sql: tests/test_show_command.py
+SPECIAL |= {f"E{n}" for n in range(220, 223)}  # strata fmt: tests/test_fmt.py
 
 
 def marked(text: str, diag: Diagnostic) -> str:

@@ -54,10 +54,14 @@ def describe(index: Index, target: Definition) -> str:
     if target.kind == "column":
         return (f"```strata\n{target.name}: {target.type}\n```\n"
                 f"{target.origin}, defined at {where}")
-    if target.kind in ("model", "source"):
-        cols = index.outputs.get(target.name, [])
+    if target.kind == "function":
+        return user_function_text(index, index.module.functions[target.name])
+    if target.kind in ("model", "source", "relation"):
+        cols = target.columns if target.kind == "relation" else index.outputs.get(target.name, [])
         body = "\n".join(f"  {c.definition.name}: {c.definition.type}" for c in cols)
-        return f"```strata\n{target.kind} {target.name} {{\n{body}\n}}\n```\ndefined at {where}"
+        kind = "with" if target.kind == "relation" else target.kind
+        origin = f"{target.origin}, " if target.kind == "relation" else ""
+        return f"```strata\n{kind} {target.name} {{\n{body}\n}}\n```\n{origin}defined at {where}"
     return f"test `{target.name}`, defined at {where}"
 
 

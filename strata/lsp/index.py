@@ -31,12 +31,13 @@ _EXPRS = tuple(t for t in ast.Expr.__args__)  # the expression node classes
 
 @dataclass(eq=False)
 class Definition:
-    kind: str  # source | model | test | column
+    kind: str  # source | model | test | column | function (a `fn`) | relation (a `with`)
     name: str
     span: Span  # the name as written
     type: T.Type | None = None
     origin: str = ""  # words for hover: where the column comes from
     owner: str | None = None  # the model or source a column belongs to
+    columns: list[ColumnIn] = field(default_factory=list)  # a `with` relation's
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class Index:
     references: list[Reference] = field(default_factory=list)
     scopes: list[ScopeAt] = field(default_factory=list)
     column_defs: list[Definition] = field(default_factory=list)
+    functions: dict[str, Definition] = field(default_factory=dict)  # the module's `fn`s
+    relations: list[Definition] = field(default_factory=list)  # every model's `with`s
     _lines: dict[str, list[str]] = field(default_factory=dict)
 
     # ------------------------------------------------------------ queries
@@ -103,7 +106,8 @@ class Index:
         return [r for r in self.references if r.target is target]
 
     def _here(self, file: str) -> list[Reference]:
-        own = [Reference(d.span, d) for d in (*self.definitions.values(), *self.column_defs)
+        own = [Reference(d.span, d) for d in (*self.definitions.values(), *self.column_defs,
+                                              *self.functions.values(), *self.relations)
                if d.span.file == file]
         return own + [r for r in self.references if r.span.file == file]
 
@@ -156,6 +160,11 @@ def build_index(module: Module) -> Index:
     for name, test in module.tests.items():
         index.definitions["test " + name] = Definition("test", name, test.name_span)
     walker = _Walker(index)
+    for name, fn in module.functions.items():
+        index.functions[name] = Definition("function", name, fn.decl.name_span, fn.returns,
+                                           f"fn `{name}`")
+    for fn in module.functions.values():
+        walker.function(fn.decl)
     for name in [*module.order, *(m for m in module.models if m not in module.order)]:
         walker.model(module.models[name].decl)
     for test in module.tests.values():
@@ -176,10 +185,30 @@ class _Walker:
         self.ids = itertools.count(1)
         self.by_id: dict[int, ColumnIn] = {}
         self.on_scope: tuple[list[ColumnIn], list[str]] = ([], [])  # the last join's
+        self.withs: dict[str, Definition] = {}  # the model's `with` relations, by name
 
     # ------------------------------------------------------------ models and tests
+    def function(self, decl: ast.FunctionDecl) -> None:
+        """A `fn`'s parameters, and where its body reads them."""
+        params = []
+        for param in decl.params:
+            d = Definition("column", param.name, _name_span(param.span, param.name),
+                           self.index.module.functions[decl.name].params[len(params)].type,
+                           f"parameter of fn `{decl.name}`")
+            self.index.column_defs.append(d)
+            params.append(ColumnIn(d, None))
+        self._expr(decl.body, params, [])
+
     def model(self, decl: ast.ModelDecl) -> None:
+        self.withs = {}
         try:
+            for item in decl.withs:  # each reads the ones before it
+                cols = self.pipeline(item.pipeline.steps, decl.name)
+                d = Definition("relation", item.name, item.name_span, None,
+                               f"`with` in `{decl.name}`", decl.name,
+                               [ColumnIn(c.definition, None) for c in cols if c.visible])
+                self.index.relations.append(d)
+                self.withs[item.name] = d
             out = self.pipeline(decl.steps, decl.name)
         except RecursionError:
             out = []
@@ -323,11 +352,12 @@ class _Walker:
                 self._exprs(arg, [], aliases)
             cols = []
         else:
-            target = self.index.definitions.get(relation)
+            own = self.withs.get(relation)  # a `with` of the model hides a model
+            target = own or self.index.definitions.get(relation)
             span = self._word(step.span, relation, skip_first=True)
             if target is not None and span is not None:
                 self.index.references.append(Reference(span, target))
-            cols = self.index.outputs.get(relation, [])
+            cols = own.columns if own is not None else self.index.outputs.get(relation, [])
             name = alias or relation
         if alias is not None:
             self._word(step.span, alias, after=" as ")
@@ -366,10 +396,25 @@ class _Walker:
 
         ctx = ExprContext(lookup, "lsp", allow_aggregate=aggregate or over, over=over,
                           diagnostics=[], functions=self.index.module.functions)
+        self._calls(expr)
         try:
             return ExpressionTyper(ctx).type(expr).type
         except (RecursionError, KeyError, TypeError, ValueError, AttributeError):
             return None
+
+    def _calls(self, node) -> None:
+        """Each call of a module's `fn` in an expression, as a reference to it."""
+        if isinstance(node, ast.Call):
+            target = self.index.functions.get(node.name)
+            if target is not None:
+                self.index.references.append(Reference(_name_span(node.span, node.name),
+                                                       target))
+        if isinstance(node, tuple):
+            for item in node:
+                self._calls(item)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, Span | ast.Pipeline):
+            for f in dataclasses.fields(node):
+                self._calls(getattr(node, f.name))
 
     @staticmethod
     def _find(ref: ast.Column, scope: list[ColumnIn]) -> ColumnIn | None:

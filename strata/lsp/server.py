@@ -1,6 +1,6 @@
 """`strata lsp`: the language server. Wiring only: each request is answered by the
 feature module named for its job (diagnostics, hover, definition, completion,
-symbols, quickfix, rename, sql_view) from the module checked last and its index.
+symbols, quickfix, rename, formatting, sql_view) from the module checked last and its index.
 
 A document belongs to the module found from its path (`search.find_module_root`,
 or the `module` initialization option, for the documents inside it); a document
@@ -37,6 +37,7 @@ from strata.lsp import (
     completion,
     definition,
     diagnostics,
+    formatting,
     hover,
     quickfix,
     rename,
@@ -560,6 +561,16 @@ def on_rename(ls: StrataServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit:
         changes.setdefault(location.uri, []).append(
             lsp.TextEdit(range=location.range, new_text=params.new_name))
     return lsp.WorkspaceEdit(changes=changes)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+def on_formatting(ls: StrataServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+    """The document in `strata fmt`'s layout: one edit over the whole text, or none
+    when it is laid out already or does not parse (its diagnostics say why)."""
+    doc = ls.workspace.text_documents.get(params.text_document.uri)
+    if doc is None:
+        return []
+    return formatting.edits(doc.source, ls.name_of(params.text_document.uri))
 
 
 RENDER_USAGE = ("strata.renderSql takes the document's URI (a string), a 0-based line "

@@ -218,7 +218,7 @@ class StrataServer(LanguageServer):
             return
         if built is not None and all(built[1].covers(f) for f in broken):
             return
-        self.indexes[key] = (previous, build_index(previous))
+        self.indexes[key] = (previous, build_index(previous, built[1] if built else None))
 
     def schedule(self, key: Key) -> None:
         handle = self.pending.pop(key, None)
@@ -263,7 +263,7 @@ class StrataServer(LanguageServer):
         file = self.name_of(uri)
         built = self.indexes.get(key)
         if built is None or built[0] is not module:
-            fresh = build_index(module)
+            fresh = build_index(module, built[1] if built is not None else None)
             # a file that does not parse now (mid-edit) is answered from the last
             # index that knew it, so completion works while a step is half-typed
             if fresh.covers(file) or built is None or not built[1].covers(file):

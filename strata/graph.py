@@ -12,6 +12,7 @@ renderer writes them in its own escaped form, never raw.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 
 from strata.compiler import compile_statements, format_statements, select_models
@@ -21,6 +22,7 @@ from strata.lineage import model_lineage
 from strata.semantics.module import Module
 from strata.textsafe import escape_unprintable, shown_name
 
+DOT_WIDTH = 40  # characters per line of a DOT label: a failure's message wraps, not widens
 SQL_DIALECT = "duckdb"  # the SQL a panel shows: the engine the warehouse runs on
 HISTORY_SHOWN = 10  # runs listed per model, newest first
 
@@ -278,10 +280,7 @@ def dot(graph: Graph) -> str:
             "failed": "#fde2e1"}
     lines = ["digraph strata {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
     for node in graph.nodes:
-        label = shown_name(node.name)
-        status = _status_line(node)
-        if status:
-            label += "\n" + status
+        label = "\n".join(_wrapped(shown_name(node.name)) + _wrapped(_status_line(node)))
         attrs = [f"label={_dot_string(label)}"]
         if node.kind == "source":
             attrs.append("shape=ellipse")
@@ -292,6 +291,12 @@ def dot(graph: Graph) -> str:
         lines.append(f"  {ids[src]} -> {ids[dst]};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _wrapped(text: str) -> list[str]:
+    """`text` in lines of at most DOT_WIDTH characters: at spaces where it has them,
+    a long word (a name, a path) cut."""
+    return textwrap.wrap(text, DOT_WIDTH, break_long_words=True, break_on_hyphens=False)
 
 
 def _dot_string(text: str) -> str:

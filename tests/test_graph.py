@@ -386,3 +386,17 @@ def test_browser_shows_a_failed_model_then_up_to_date_after_the_fix(tmp_path):
     assert "s-up-to-date" in dom.classes["casted"] and not dom.failure
     assert not re.search(r"last attempt failed at \d{4}-", "".join(dom.text))
     assert "model: up to date" in "".join(dom.text)
+
+
+def test_dot_wraps_long_labels_so_a_failure_message_does_not_widen_the_picture():
+    """Issue 38: a failed model's message made the DOT picture 2,760 px wide."""
+    name = "a_" + "very_long_model_name_" * 4
+    graph = build_graph(load_text(f"source raw {{ id: int }}\nmodel {name} {{\n  from raw\n}}\n"))
+    model = next(n for n in graph.nodes if n.kind == "model")
+    model.state, model.reason = "failed", "error[E080] " + "Conversion Error: " * 12
+    text = dot(graph)
+    label = re.search(r'label="(a_very[^"]*)"', text).group(1)
+    lines = label.split("\\n")
+    assert len(lines) >= 6 and max(len(line) for line in lines) <= 40
+    assert "".join(lines[:3]) == name  # the name cut, nothing lost
+    assert "Conversion Error:" in label

@@ -75,12 +75,13 @@ class Index:
     relations: list[Definition] = field(default_factory=list)  # every model's `with`s
     parts: dict[str, _Part] = field(default_factory=dict)  # "model m", "source s", "fn"
     _lines: dict[str, list[str]] = field(default_factory=dict)
+    _files: dict[str, tuple[list[Reference], list[ScopeAt]]] = field(default_factory=dict)
 
     # ------------------------------------------------------------ queries
     def at(self, file: str, line: int, column: int) -> Reference | None:
         """The innermost reference or definition under a 1-based position."""
         best: Reference | None = None
-        for ref in self._here(file):
+        for ref in self._here(file)[0]:
             if _contains(ref.span, line, column) and (best is None
                                                        or _size(ref.span) < _size(best.span)):
                 best = ref
@@ -89,11 +90,11 @@ class Index:
     def scope_at(self, file: str, line: int, column: int) -> ScopeAt | None:
         """The scope of the step under the cursor; on a line of its own (a step being
         written), the scope the step before it leaves."""
-        found = [s for s in self.scopes if s.span.file == file and _contains_wide(
-            s.span, line, column)]
+        scopes = self._here(file)[1]
+        found = [s for s in scopes if _contains_wide(s.span, line, column)]
         if found:
             return min(found, key=lambda s: _size(s.span))
-        before = [s for s in self.scopes if s.span.file == file and s.span.end_line < line]
+        before = [s for s in scopes if s.span.end_line < line]
         if not before:
             return None
         last = max(before, key=lambda s: (s.span.end_line, s.span.end_column))
@@ -106,11 +107,22 @@ class Index:
     def references_to(self, target: Definition) -> list[Reference]:
         return [r for r in self.references if r.target is target]
 
-    def _here(self, file: str) -> list[Reference]:
-        own = [Reference(d.span, d) for d in (*self.definitions.values(), *self.column_defs,
-                                              *self.functions.values(), *self.relations)
-               if d.span.file == file]
-        return own + [r for r in self.references if r.span.file == file]
+    def _here(self, file: str) -> tuple[list[Reference], list[ScopeAt]]:
+        """The names written in `file` (each definition as a reference to itself) and
+        its steps' scopes: from the parts of its declarations, once per index, so a
+        request after an edit reads one file's share, not the module's."""
+        found = self._files.get(file)
+        if found is None:
+            parts = [p for p in self.parts.values() if p.file in (file, None)]
+            defs = [*(d for d in (*self.definitions.values(), *self.functions.values())
+                      if d.span.file == file),
+                    *(d for p in parts for d in (*p.column_defs, *p.relations)
+                      if d.span.file == file)]
+            refs = [Reference(d.span, d) for d in defs]
+            refs += [r for p in parts for r in p.references if r.span.file == file]
+            scopes = [s for p in parts for s in p.scopes if s.span.file == file]
+            found = self._files[file] = (refs, scopes)
+        return found
 
     def set_line(self, file: str, n: int, text: str) -> None:
         """The editor's line `n` as typed now (completion reads the words before the
@@ -149,6 +161,7 @@ class _Part:
     whose inputs changed, not the module."""
 
     decl: object = None
+    file: str | None = None  # where all it holds is written (None: several files)
     reads: set[str] = field(default_factory=set)  # relation names looked up
     references: list[Reference] = field(default_factory=list)
     scopes: list[ScopeAt] = field(default_factory=list)
@@ -191,7 +204,8 @@ def build_index(module: Module, previous: Index | None = None) -> Index:
         index.parts["fn"] = old_parts["fn"]
     else:
         index.parts["fn"] = walker.functions(module, fns)
-    for name in [*module.order, *(m for m in module.models if m not in module.order)]:
+    ordered = set(module.order)
+    for name in [*module.order, *(m for m in module.models if m not in ordered)]:
         decl = module.models[name].decl
         _settle(index, f"model {name}", decl, old_parts, changed, name,
                 lambda d=decl: walker.model(d))
@@ -229,6 +243,7 @@ def _settle(index: Index, key: str, decl, old_parts: dict[str, _Part], changed: 
     else:
         part = walk()
         part.decl = decl
+        part.file = decl.span.file
         if old is None or not _adopt(old, part):
             changed.add(name)
     index.parts[key] = part

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from strata.compiler import compile_statements, format_statements, select_models
 from strata.engine.handle import MAIN_BRANCH
@@ -44,9 +45,10 @@ class Node:
     rows: int | None = None
     last_run: str | None = None
     history: list[dict] = field(default_factory=list)
+    folder: str = ""  # the module folder of its file, "/"-separated ("" at the root)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind,
+        return {"name": self.name, "kind": self.kind, "folder": self.folder,
                 "columns": [list(c) for c in self.columns], "sql": self.sql,
                 "pins": self.pins, "lineage": self.lineage, "state": self.state,
                 "reason": self.reason, "rows": self.rows, "last_run": self.last_run,
@@ -70,7 +72,8 @@ def build_graph(module: Module, warehouse: str | None = None,
                 branch: str = MAIN_BRANCH, models: list[str] | None = None) -> Graph:
     """The module's graph; with `warehouse` (opened read-only), each model's state;
     with `models`, only those models and the sources they read (edges between them)."""
-    nodes = [Node(s.name, "source", [(c, str(t)) for c, t in s.columns])
+    nodes = [Node(s.name, "source", [(c, str(t)) for c, t in s.columns],
+                  folder=_folder(module, s.decl.span.file))
              for s in module.sources.values()]
     sql = _sql_by_model(module)
     reads = _column_reads(module)
@@ -78,7 +81,8 @@ def build_graph(module: Module, warehouse: str | None = None,
         plan = module.plan(name)
         nodes.append(Node(name, "model", [(c.name, str(c.type)) for c in plan.output],
                           sql=sql.get(name, ""), pins=[p.describe() for p in plan.pins],
-                          lineage=_lineage(module, name, reads)))
+                          lineage=_lineage(module, name, reads),
+                          folder=_folder(module, module.models[name].decl.span.file)))
     found: list[tuple[str, str]] = []
     for name in module.order:
         info = module.models[name]
@@ -91,6 +95,16 @@ def build_graph(module: Module, warehouse: str | None = None,
     if warehouse is not None:
         _add_state(module, graph, warehouse, branch)
     return graph
+
+
+def _folder(module: Module, file: str) -> str:
+    """The folder of a declaration's file inside the module ("" for the module's own
+    folder, a single-file module or a module given as text)."""
+    try:
+        where = Path(file).resolve().parent.relative_to(module.root)
+    except (ValueError, OSError):
+        return ""
+    return "" if where == Path(".") else where.as_posix()
 
 
 def _only(graph: Graph, module: Module, models: list[str]) -> Graph:

@@ -136,6 +136,8 @@ async def measure(models: int, repeat: int, work: Path) -> dict:
         assert diags == [], diags
         results["open (whole module, cold)"] = [seconds]
         line, character = _position(text, "filter revenue > 100 ", "revenue")
+        results["first hover (whole index, cold)"] = [
+            await timer.request("hover", uri, line, character)]
         for kind, (old, new) in KEYSTROKES.items():
             assert old in text, kind
             changed = text.replace(old, new, 1)

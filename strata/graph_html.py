@@ -489,8 +489,13 @@ window.onerror = function (msg, src, line) {
     redraw();
     folderButtons.forEach(function (b, name) { b.classList.toggle("collapsed", collapsed.has(name)); });
   };
+  function underBar() {  // the bar wraps on a narrow window: the canvas starts below it
+    var h = document.getElementById("top").offsetHeight + 1;
+    canvas.style.top = h + "px"; panel.style.top = h + "px";
+  }
   window.addEventListener("hashchange", fromHash);
-  fromHash(); window.addEventListener("resize", fit);
+  underBar(); fromHash();
+  window.addEventListener("resize", function () { underBar(); fit(); });
   document.body.setAttribute("data-ready", String(G.nodes.length));
 })();
 </script>

@@ -512,7 +512,7 @@ def wide(tmp_path_factory) -> tuple[Path, dict[str, list[str]]]:
 
 
 def test_a_300_model_page_draws_every_edge_around_the_boxes_with_arrowheads(wide):
-    html, by_folder = wide
+    html, _ = wide
     graph = build_graph(load_module(html.parent / "module"))
     drawn = _drawn(html)
     assert drawn.body.get("data-ready") == str(302)

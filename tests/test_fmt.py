@@ -9,6 +9,7 @@ fixpoint, keeps its tokens, comments and line breaks, and compiles to the same S
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -179,6 +180,15 @@ def test_check_reports_and_writes_nothing_then_fmt_writes_only_what_changes(shop
     again = strata("fmt", "--check", "shop", cwd=shop.parent, check=True)
     assert "0 of 24 file(s) would reformat" in again.stderr
     assert sql_of(load_module(shop)) == meaning
+
+
+def test_check_as_json_lists_the_files(shop: Path) -> None:
+    ran = strata("fmt", "--check", "--json", "shop", cwd=shop.parent, check=False)
+    assert ran.returncode == 1
+    doc = json.loads(ran.stdout)
+    assert doc["status"] == "ok" and doc["check"] is True
+    assert "shop/models/messy.strata" in doc["changed"]
+    assert len(doc["changed"]) + len(doc["unchanged"]) == 24 and doc["diagnostics"] == []
 
 
 def test_fmt_leaves_a_file_that_does_not_parse_and_says_why(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -228,18 +229,26 @@ def test_fmt_never_reads_or_writes_through_a_link(tmp_path: Path) -> None:
 
 
 def test_a_file_fmt_cannot_write_is_E222(tmp_path: Path) -> None:
+    """A folder nobody may write into: read-only for a user; for root (who writes
+    through permissions) immutable (`chattr +i`)."""
     folder = tmp_path / "ro"
     folder.mkdir()
     path = folder / "m.strata"
     path.write_text("source   s{a:int}\n")
     os.chmod(folder, 0o555)
+    immutable = False
     try:
         if os.access(folder, os.W_OK):
-            pytest.skip("this user writes to read-only folders (root)")
+            immutable = shutil.which("chattr") is not None and subprocess.run(
+                ["chattr", "+i", str(folder)], capture_output=True, check=False).returncode == 0
+            if not immutable:
+                pytest.skip("this user writes to read-only folders and chattr +i failed")
         ran = strata("fmt", "ro", cwd=tmp_path, check=False)
     finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
         os.chmod(folder, 0o755)
-    assert ran.returncode == 1 and "error[E222]" in ran.stderr
+    assert ran.returncode == 1 and "error[E222]" in ran.stderr, ran.stderr
     assert path.read_text() == "source   s{a:int}\n"
 
 

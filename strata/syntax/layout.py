@@ -175,10 +175,12 @@ def _lay_out(lines: list[Line]) -> list[_Laid]:
         last = line.tokens[-1]
         stack[-1].goes_on = not typed and _continued(last)
         stack[-1].after_comma = last.text == ","
-    for i, item in enumerate(laid):  # a comment line sits as the code line after it
+    below = 0  # a comment line sits as the code line after it (one pass, from the end)
+    for item in reversed(laid):
         if item.indent < 0:
-            later = next((x for x in laid[i + 1:] if x.indent >= 0), None)
-            item.indent = 0 if later is None else later.indent + (INDENT if later.closes_first else 0)
+            item.indent = below
+        elif item.code:
+            below = item.indent + (INDENT if item.closes_first else 0)
     return laid
 
 
@@ -307,11 +309,12 @@ def _advance(column: int, text: str) -> int:
 # ---------------------------------------------------------------- rendering
 def _render(laid: list[_Laid]) -> str:
     blanks = [i > 0 and _blank_before(laid, i, laid[i - 1]) for i in range(len(laid))]
+    columns = _comment_columns(laid, blanks)
     out: list[str] = []
     for i, item in enumerate(laid):
         if blanks[i]:
             out.append("")
-        out.append(_text(item, _comment_column(laid, blanks, i)))
+        out.append(_text(item, columns[i]))
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -327,6 +330,8 @@ def _blank_before(laid: list[_Laid], i: int, previous: _Laid) -> bool:
 def _opens_declaration(laid: list[_Laid], i: int) -> bool:
     """Line `i` is the first of a top-level declaration's leading comments, or the
     declaration itself when no comment leads it."""
+    if not laid[i - 1].code and not laid[i].blank_before:
+        return False  # inside a run of comment lines: its first line decides
     j = i
     while j < len(laid) and not laid[j].code:
         j += 1
@@ -334,21 +339,25 @@ def _opens_declaration(laid: list[_Laid], i: int) -> bool:
             return False
     if j == len(laid) or not laid[j].top_level_start:
         return False
-    return bool(laid[i - 1].code) or laid[i].blank_before
+    return True
 
 
-def _comment_column(laid: list[_Laid], blanks: list[bool], i: int) -> int:
-    """Trailing comments of neighbouring code lines (no blank line between them in
-    the output) share one column."""
-    if not _trailing(laid[i]):
-        return 0
-    start = i
-    while start > 0 and _trailing(laid[start - 1]) and not blanks[start]:
-        start -= 1
-    end = i
-    while end + 1 < len(laid) and _trailing(laid[end + 1]) and not blanks[end + 1]:
-        end += 1
-    return max(_width(x) for x in laid[start:end + 1]) + 2
+def _comment_columns(laid: list[_Laid], blanks: list[bool]) -> list[int]:
+    """The column of each line's trailing comment: neighbouring code lines with one
+    (no blank line between them in the output) share the column after the widest."""
+    columns = [0] * len(laid)
+    start = 0
+    while start < len(laid):
+        if not _trailing(laid[start]):
+            start += 1
+            continue
+        end = start
+        while end + 1 < len(laid) and _trailing(laid[end + 1]) and not blanks[end + 1]:
+            end += 1
+        column = max(_width(x) for x in laid[start:end + 1]) + 2
+        columns[start:end + 1] = [column] * (end + 1 - start)
+        start = end + 1
+    return columns
 
 
 def _trailing(item: _Laid) -> bool:

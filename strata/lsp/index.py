@@ -15,6 +15,7 @@ Only navigation reads this; diagnostics come from the compiler itself.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -292,6 +293,11 @@ def _source_part(src, name: str) -> _Part:
     return part
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "span")
+
+
 def _name_span(span: Span, name: str) -> Span:
     """The name at the start of a span (`id: int`, `total = ...`)."""
     return Span(span.file, span.line, span.column, span.line, span.column + len(name))
@@ -539,7 +545,8 @@ class _Walker:
 
         ctx = ExprContext(lookup, "lsp", allow_aggregate=aggregate or over, over=over,
                           diagnostics=[], functions=self.index.module.functions)
-        self._calls(expr)
+        if self.index.functions:  # most modules have no `fn`: no walk for calls
+            self._calls(expr)
         try:
             return ExpressionTyper(ctx).type(expr).type
         except (RecursionError, KeyError, TypeError, ValueError, AttributeError):
@@ -556,8 +563,8 @@ class _Walker:
             for item in node:
                 self._calls(item)
         elif dataclasses.is_dataclass(node) and not isinstance(node, Span | ast.Pipeline):
-            for f in dataclasses.fields(node):
-                self._calls(getattr(node, f.name))
+            for name in _field_names(type(node)):
+                self._calls(getattr(node, name))
 
     @staticmethod
     def _find(ref: ast.Column, scope: list[ColumnIn]) -> ColumnIn | None:

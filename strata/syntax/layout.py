@@ -337,9 +337,7 @@ def _opens_declaration(laid: list[_Laid], i: int) -> bool:
         j += 1
         if j < len(laid) and laid[j].blank_before:
             return False
-    if j == len(laid) or not laid[j].top_level_start:
-        return False
-    return True
+    return j < len(laid) and laid[j].top_level_start
 
 
 def _comment_columns(laid: list[_Laid], blanks: list[bool]) -> list[int]:

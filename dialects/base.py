@@ -301,9 +301,12 @@ def extract_rewrite(parts: dict[str, PartSpelling], whole: str | None = None,
 
 def epoch_from_fields(x: exp.Expression) -> exp.Expression:
     """Seconds since 1970-01-01 of the wall-clock time (a timestamp has no zone in
-    Strata): days * 86400 + hour * 3600 + minute * 60 + second with its fraction.
+    Strata): days * 86400 + hour * 3600 + minute * 60 + second with its fraction, the
+    days a BIGINT.
     For an engine whose own epoch counts from the session's zone, or has none."""
-    day = exp.Anonymous(this="UNIX_DATE", expressions=[cast(x.copy(), "DATE")])
+    # UNIX_DATE is an INT: times 86400 it overflows 32 bits before 1901-12-14 and
+    # after 2038-01-19 (ANSI raises), so the days are a BIGINT first
+    day = cast(exp.Anonymous(this="UNIX_DATE", expressions=[cast(x.copy(), "DATE")]), "BIGINT")
     parts = [exp.Mul(this=day, expression=num(86400))]
     if is_a(x, "DATE"):
         return cast(parts[0], "DOUBLE")
@@ -390,13 +393,38 @@ def _operand(x: exp.Expression) -> exp.Expression:
 
 
 def numeric_round(node: exp.Expression) -> exp.Expression:
-    """round of an int or decimal, halves away from zero, with the operand's type
-    kept (DuckDB's): an engine rounding in NUMERIC and returning NUMERIC."""
+    """round of an int or decimal, halves away from zero, with DuckDB's result type:
+    an engine rounding in NUMERIC and returning NUMERIC."""
     if not isinstance(node, exp.Round) or not is_a(node.this, "BIGINT", "DECIMAL"):
         return node
     inner = node.this if is_a(node.this, "DECIMAL") else cast(node.this, "DECIMAL")
     rounded = exp.Round(this=inner, decimals=node.args.get("decimals"))
-    return cast(rounded, node.this.type)
+    return cast(rounded, rounded_type(node.this.type, node.args.get("decimals")))
+
+
+def rounded_type(operand: exp.DataType, digits: exp.Expression | None) -> exp.DataType:
+    """DuckDB's type of round(decimal(p, s), n): decimal(p, n) with n clipped to [0, s]
+    (round(9999.99) is a decimal(6, 0) holding 10000, which decimal(6, 2) cannot)."""
+    shape = [e.this.this for e in operand.expressions] if operand.is_type("DECIMAL") else []
+    if len(shape) != 2:
+        return operand
+    scale = min(max(int_literal(digits) or 0, 0), int(shape[1]))
+    return exp.DataType.build(f"DECIMAL({shape[0]}, {scale})")
+
+
+def int_literal(node: exp.Expression | None) -> int | None:
+    """The value of a whole-number literal (-2 is Neg(2)), else None."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Neg):
+        inner = int_literal(node.this)
+        return -inner if inner is not None else None
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return int(node.this)
+        except ValueError:
+            return None
+    return None
 
 
 # ---------------------------------------------------------------- like
@@ -509,8 +537,13 @@ def typed_items(node: exp.Expression) -> exp.Expression:
         return node
     for column in list(node.find_all(exp.Column)):
         typ = items.get((column.table, column.name))
-        if typ is not None and not isinstance(column.parent, exp.Cast):
-            column.replace(cast(column.copy(), typ))
+        if typ is None or isinstance(column.parent, exp.Cast):
+            continue
+        typed = cast(column.copy(), typ)
+        if column.parent is node and column.arg_key == "expressions":
+            # a selected item keeps its name: `CAST(x.tag AS VARCHAR) AS tag`
+            typed = exp.alias_(typed, column.output_name, quoted=column.this.quoted)
+        column.replace(typed)
     return node.copy()
 
 
@@ -542,3 +575,38 @@ def hashable_key_match(left: exp.Expression, right: exp.Expression,
     nulls = exp.EQ(this=exp.Paren(this=exp.Is(this=left.copy(), expression=exp.Null())),
                    expression=exp.Paren(this=exp.Is(this=right.copy(), expression=exp.Null())))
     return exp.And(this=values, expression=nulls)
+
+
+# ---------------------------------------------------------------- windowed aggregates
+
+def over_each_aggregate(node: exp.Expression) -> exp.Expression:
+    """An aggregate an engine spells as an expression of aggregates (Spark's string_agg:
+    `CASE WHEN COUNT(x) = 0 THEN NULL ELSE ARRAY_JOIN(ARRAY_SORT(COLLECT_LIST(x)), ..)
+    END`) cannot take OVER as a whole (`CASE .. END OVER (..)` does not parse): each
+    aggregate call inside it takes the window instead."""
+    if not isinstance(node, exp.Window) or isinstance(node.this, (exp.AggFunc, exp.Filter)) \
+            or not any(True for _ in _outer_aggregates(node.this)):
+        return node
+    body = node.this.copy()
+    for call in list(_outer_aggregates(body)):
+        window = node.copy()
+        window.set("this", call.copy())
+        if call is body:
+            return window
+        call.replace(window)
+    return body
+
+
+def _outer_aggregates(body: exp.Expression):
+    """The aggregate calls in `body` not inside another aggregate or a window."""
+    for n in body.walk():
+        if isinstance(n, exp.AggFunc) and not any(
+                isinstance(a, (exp.AggFunc, exp.Window)) for a in _up_to(n, body)):
+            yield n
+
+
+def _up_to(node: exp.Expression, root: exp.Expression):
+    while node is not root and node.parent is not None:
+        node = node.parent
+        yield node
+

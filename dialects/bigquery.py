@@ -11,6 +11,12 @@ sections each rewrite relies on are in docs/DIALECTS.md; no engine here runs it)
   only): ROUND(x, s) first.
 - `/` of NUMERICs and AVG of a NUMERIC stay NUMERIC: Strata types both double.
 - LIKE escapes with a backslash: every backslash doubled (no ESCAPE clause).
+- ROUND(x, n) of a FLOAT64 and its cast to NUMERIC round alike; DuckDB's differ
+  (2.675: 2.67 and 2.68): DuckDB's rules spelled (dialects/numeric.py).
+- SUBSTR reads start 0 and negative lengths otherwise, TRIM trims its own whitespace:
+  DuckDB's positions and space separators spelled out.
+- a RANGE frame with an offset orders by one key and takes no NULLS LAST: E091 where
+  Strata's NULL order is not BigQuery's default.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from sqlglot import exp
 
 from dialects import functions, series
 from dialects.base import (
+    CannotExpress,
     Dialect,
     _unit,
     cast,
@@ -34,8 +41,16 @@ from dialects.base import (
     whole_weeks,
 )
 from dialects.binding import bind_by_subquery
-from dialects.numeric import ieee_divide_function
-from dialects.spelling import function_rewrite
+from dialects.numeric import (
+    Rounding,
+    double_to_decimal,
+    ieee_divide_function,
+    numeric_text,
+    substr_positions,
+    trunc_function,
+    unicode_trim,
+)
+from dialects.spelling import function_rewrite, windowed_refusals
 
 
 def _monday_weeks(node: exp.Expression) -> exp.Expression:
@@ -77,7 +92,7 @@ def _windowed_null_order(node: exp.Expression) -> exp.Expression:
     spec = node.args.get("spec")
     if spec is not None and spec.args.get("kind") == "RANGE" and any(
             isinstance(spec.args.get(k), exp.Expression) for k in ("start", "end")):
-        return node
+        return _range_offset_order(node)
     keys = []
     for key in node.args["order"].expressions:
         desc = bool(key.args.get("desc"))
@@ -93,9 +108,27 @@ def _windowed_null_order(node: exp.Expression) -> exp.Expression:
     return window
 
 
+def _range_offset_order(node: exp.Window) -> exp.Window:
+    """A RANGE frame with an offset orders by exactly one numeric key, so the `x IS
+    NULL` key cannot go before it: where Strata's NULLs-last order is not BigQuery's
+    default (NULLs first ascending), E091 says so (the offset, not the NULLS LAST
+    spelling, is what has no form)."""
+    (key,) = node.args["order"].expressions
+    if bool(key.args.get("nulls_first")) != bool(key.args.get("desc")):
+        return node
+    raise CannotExpress("a `range between` frame with an offset on bigquery: BigQuery "
+                        "orders such a window by one key, NULLs first ascending (last "
+                        "descending), and takes no NULLS LAST in a window; order it "
+                        "`nulls first` (or descending `nulls last`), or count `rows`")
+
+
 def _paren(x: exp.Expression) -> exp.Expression:
     return x if isinstance(x, (exp.Column, exp.Literal, exp.Paren, exp.Func)) else exp.Paren(this=x)
 
+
+# ROUND(x, n) of a FLOAT64 and the cast to NUMERIC round alike, where DuckDB's round
+# and decimal cast differ (2.675: 2.67 and 2.68): DuckDB's rule spelled out for each
+ROUNDING = Rounding(trunc=trunc_function, bind=bind_by_subquery)
 
 PARTS = {
     "DAYOFWEEK": shifted("DAYOFWEEK", minus=1),  # Sunday 1 -> DuckDB's Sunday 0
@@ -106,8 +139,11 @@ PARTS = {
 DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False,
                   row_hash="farm_fingerprint", bind=bind_by_subquery,
-                  rewrites=(function_rewrite(functions.BIGQUERY), series.spelled(series.generate_array),
+                  rewrites=(windowed_refusals("bigquery", functions.WINDOW_REFUSED["bigquery"]),
+                            function_rewrite(functions.BIGQUERY), series.spelled(series.generate_array),
                             _monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
-                            double_to_int_half_even(half_even_by_halves), _scaled_decimal,
+                            double_to_int_half_even(half_even_by_halves),
+                            ROUNDING.rewrite, double_to_decimal(ROUNDING, numeric_text), _scaled_decimal,
+                            substr_positions, unicode_trim,
                             ieee_divide_function, double_average,
                             like_without_escape(clause=False), _windowed_null_order))

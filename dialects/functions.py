@@ -253,7 +253,7 @@ def _null_on_none(value: exp.Expression, joined: exp.Expression) -> exp.Expressi
 def string_agg_sorted_list(node: exp.Expression) -> exp.Expression:
     """Spark: the sorted list of values (byte order is code-point order), joined."""
     value, separator = _values(node)
-    listed = exp.Anonymous(this="COLLECT_LIST", expressions=[value.copy()])
+    listed = exp.ArrayAgg(this=value.copy())  # COLLECT_LIST: an aggregate a window can take
     joined = exp.Anonymous(this="ARRAY_JOIN", expressions=[
         exp.Anonymous(this="ARRAY_SORT", expressions=[listed]), separator])
     return _null_on_none(value, joined)
@@ -300,8 +300,7 @@ def list_agg_sorted(node: exp.Expression) -> exp.Expression:
     """Spark: the collected non-NULL values sorted (ARRAY_SORT: NaN last, text by
     UTF-8 bytes, which is code-point order); NULL for none (COLLECT_LIST gives [])."""
     value = _listed(node)
-    listed = exp.Anonymous(this="ARRAY_SORT", expressions=[
-        exp.Anonymous(this="COLLECT_LIST", expressions=[value.copy()])])
+    listed = exp.Anonymous(this="ARRAY_SORT", expressions=[exp.ArrayAgg(this=value.copy())])
     return _null_on_none(value, listed)
 
 
@@ -442,6 +441,25 @@ def make_date_by_text(node: exp.Expression) -> exp.Expression:
 
 
 # ---------------------------------------------------------------- the tables
+
+# Windowed aggregates (LANGUAGE.md allows every aggregate after `window`) an engine has
+# no form of: refused before their spelling (`windowed_refusals`).
+ORDERED_IN_WINDOW = ("PostgreSQL takes no ORDER BY inside a windowed aggregate and calls "
+                     "no ordered-set aggregate (PERCENTILE_CONT) over a window")
+UNCHECKED_WINDOW = ("its windowed form of this ordered aggregate has not been checked "
+                    "against DuckDB's (windowed, it runs on duckdb and spark)")
+WINDOW_REFUSED: dict[str, dict[str, str]] = {
+    "postgres": dict.fromkeys(("string_agg", "list_agg", "median", "quantile_cont"),
+                              ORDERED_IN_WINDOW),
+    **{engine: dict.fromkeys(("string_agg", "list_agg", "median", "quantile_cont"),
+                             UNCHECKED_WINDOW)
+       for engine in ("snowflake", "bigquery", "trino")},
+}
+# Spark's MEDIAN and PERCENTILE take no ORDER BY or frame in their OVER clause
+# (INVALID_WINDOW_SPEC_FOR_AGGREGATION_FUNC): over a whole partition they run
+SPARK_FRAMED_REFUSED = dict.fromkeys(("median", "quantile_cont"), (
+    "MEDIAN and PERCENTILE take no ORDER BY or frame in their window; over the whole "
+    "partition (`window by k`, no order) they run"))
 
 NO_JSON_SPARK = ("get_json_object reads malformed JSON as NULL where DuckDB raises, and "
                  "gives the number 1 as the text '1' where json_text is NULL")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from dialects.base import CannotExpress, cast, is_a, num
+from dialects.base import int_literal as _int_literal
 from dialects.binding import Bind, bind_by_lambda, bind_by_subquery  # noqa: F401 (re-exported)
 
 DBL_MAX = 1.7976931348623157e308
@@ -135,21 +136,6 @@ def no_double_remainder(node: exp.Expression) -> exp.Expression:
 
 
 # ---------------------------------------------------------------- round(x, n)
-
-def _int_literal(node: exp.Expression | None) -> int | None:
-    """The value of a whole-number literal (-2 is Neg(2)), else None."""
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Neg):
-        inner = _int_literal(node.this)
-        return -inner if inner is not None else None
-    if isinstance(node, exp.Literal) and not node.is_string:
-        try:
-            return int(node.this)
-        except ValueError:
-            return None
-    return None
-
 
 @dataclass(frozen=True)
 class Rounding:
@@ -297,7 +283,20 @@ def _cast_of(node: exp.Expression, source: str, *targets: str) -> bool:
             and is_a(node.this, source) and not node.args.get("exact"))
 
 
-def double_to_decimal(rounding: Rounding) -> Callable:
+def decimal_literal(text: str) -> exp.Expression:
+    """A decimal constant where the engine reads `0.01` as a decimal (PostgreSQL,
+    Spark, Trino): the literal itself."""
+    return exp.Literal.number(text)
+
+
+def numeric_text(text: str) -> exp.Expression:
+    """A decimal constant where the engine reads `0.01` as a double (BigQuery's
+    FLOAT64): the text cast to NUMERIC, exact."""
+    return cast(exp.Literal.string(text), "DECIMAL")
+
+
+def double_to_decimal(rounding: Rounding,
+                      constant: Callable[[str], exp.Expression] = decimal_literal) -> Callable:
     """cast(x as decimal(p, s)) of a double in DuckDB: x * 10^s as a double, rounded
     half away from zero (1.005 * 100 = 100.4999.. -> 1.00; 0.125 * 100 = 12.5 ->
     0.13). Engines round the double's decimal text instead (Spark: 1.005 -> 1.01).
@@ -311,8 +310,7 @@ def double_to_decimal(rounding: Rounding) -> Callable:
         scaled = _mul(node.this, dnum(10.0 ** scale))
         rounded = rounding.bind(scaled, rounding._half_away)
         whole = cast(cast(rounded, "BIGINT"), exp.DataType.build("DECIMAL(19, 0)"))
-        value = whole if scale == 0 else _mul(whole, exp.Literal.number(
-            "0." + "0" * (scale - 1) + "1"))
+        value = whole if scale == 0 else _mul(whole, constant("0." + "0" * (scale - 1) + "1"))
         result = cast(value, node.to)
         result.set("exact", True)
         return result
@@ -442,9 +440,29 @@ def sum_over_count(node: exp.Expression) -> exp.Expression:
 
 
 def _mean(avg: exp.Avg, over: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
-    x = _as_double(avg.this)
-    mean = exp.Div(this=over(exp.Sum(this=x)),
-                   expression=cast(over(exp.Count(this=x.copy())), "DOUBLE"), typed=True)
+    """The sum over the count, as doubles; an int's or decimal's sum taken exactly
+    first (PostgreSQL's SUM of those is NUMERIC), as DuckDB sums them in 128 bits."""
+    exact = is_a(avg.this, "BIGINT", "DECIMAL")
+    x = avg.this if exact else _as_double(avg.this)
+    total = cast(over(exp.Sum(this=x)), "DOUBLE") if exact else over(exp.Sum(this=x))
+    mean = exp.Div(this=total, expression=cast(over(exp.Count(this=x.copy())), "DOUBLE"),
+                   typed=True)
+    mean.type = exp.DataType.build("DOUBLE")
+    return mean
+
+
+def exact_average(node: exp.Expression) -> exp.Expression:
+    """avg of an int or decimal is DuckDB's exact 128-bit sum over the count, as a
+    double (avg(1e19 + 0.5, -1e19) = 0.25); an average of the values as doubles loses
+    the 0.5 (0.0): the sum is taken exactly (ints as DECIMAL(38, 0): Spark's BIGINT sum
+    raises past 2^63), then divided as a double. A windowed avg: each call windowed
+    (`over_each_aggregate`)."""
+    if not isinstance(node, exp.Avg) or not is_a(node.this, "BIGINT", "DECIMAL"):
+        return node
+    x = node.this
+    summed = x.copy() if is_a(x, "DECIMAL") else cast(x.copy(), exp.DataType.build("DECIMAL(38, 0)"))
+    mean = exp.Div(this=cast(exp.Sum(this=summed), "DOUBLE"),
+                   expression=cast(exp.Count(this=x.copy()), "DOUBLE"), typed=True)
     mean.type = exp.DataType.build("DOUBLE")
     return mean
 
@@ -508,26 +526,38 @@ def _double_text(x: exp.Expression) -> exp.Expression:
                  default=exp.DPipe(this=text, expression=word(".0"), safe=True))
 
 
-def no_double_text(node: exp.Expression) -> exp.Expression:
-    """Spark prints a double in Java's notation (1.0E20, 1.23456789123E8, and on Java
-    17 not always the shortest digits); DuckDB prints 1e+20, 123456789.123: E091."""
-    if isinstance(node, exp.Cast) and node.to.is_type("TEXT", "VARCHAR") and \
-            is_a(node.this, "DOUBLE"):
-        raise CannotExpress("cast of a double to text (DuckDB's shortest digits and "
-                            "exponent style) has no Spark spelling")
-    return node
+def double_text_refused(engine: str) -> Callable[[exp.Expression], exp.Expression]:
+    """An engine printing a double in Java's notation (Spark and Trino: 1.0E20,
+    1.23456789123E8, and on Java 17 not always the shortest digits) where DuckDB prints
+    1e+20, 123456789.123: E091 for a double's text (`cast`, `concat`)."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Cast) and node.to.is_type("TEXT", "VARCHAR") and \
+                is_a(node.this, "DOUBLE"):
+            raise CannotExpress("cast of a double to text (DuckDB's shortest digits and "
+                                f"exponent style) has no {engine.capitalize()} spelling")
+        return node
+    return rewrite
+
+
+no_double_text = double_text_refused("spark")
 
 
 def c_collation(node: exp.Expression) -> exp.Expression:
     """DuckDB orders text by code point; PostgreSQL by the database's collation
-    (en_US: 'a' < 'B'). Ordering comparisons, min/max and ORDER BY keys of text say
-    COLLATE "C"."""
+    (en_US: 'a' < 'B'). Ordering comparisons (`between` too), min/max and ORDER BY
+    keys of text say COLLATE "C"."""
     if isinstance(node, (exp.LT, exp.LTE, exp.GT, exp.GTE)):
         sides = (node.this.unnest(), node.expression.unnest())
         text = any(is_a(side, "TEXT", "VARCHAR") for side in sides)
         timely = any(is_a(side, "DATE", "TIMESTAMP") for side in sides)  # text read as time
         if text and not timely and not isinstance(node.this, exp.Collate):
             return type(node)(this=_collate(node.this), expression=node.expression)
+    if isinstance(node, exp.Between) and is_a(node.this.unnest(), "TEXT", "VARCHAR") \
+            and not any(is_a(node.args[k].unnest(), "DATE", "TIMESTAMP") for k in ("low", "high")) \
+            and not isinstance(node.this, exp.Collate):
+        # the operand's collation decides both comparisons
+        return exp.Between(this=_collate(node.this), low=node.args["low"],
+                           high=node.args["high"])
     if isinstance(node, (exp.Min, exp.Max)) and is_a(node.this, "TEXT", "VARCHAR"):
         return type(node)(this=_collate(node.this))
     if isinstance(node, exp.Ordered) and is_a(node.this, "TEXT", "VARCHAR"):
@@ -539,3 +569,51 @@ def c_collation(node: exp.Expression) -> exp.Expression:
 
 def _collate(x: exp.Expression) -> exp.Expression:
     return exp.Collate(this=_paren(x), expression=exp.to_identifier("C", quoted=True))
+
+
+# ---------------------------------------------------------------- decimal precision
+
+MAX_PRECISION = 38
+SPARK_MIN_SCALE = 6  # Spark keeps at least this many fraction digits when it cuts
+
+
+def _decimal_shape(node: exp.Expression) -> tuple[int, int] | None:
+    """(precision, scale) Spark gives an operand: its decimal type, a whole-number
+    literal's digits, an int column's DECIMAL(20, 0); None for another type."""
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return len(node.this), 0
+    if is_a(node, "BIGINT"):
+        return 20, 0
+    if is_a(node, "DECIMAL") and len(node.type.expressions) == 2:
+        p, s = (int(e.this.this) for e in node.type.expressions)
+        return p, s
+    return None
+
+
+def spark_decimal_scale(node: exp.Expression) -> exp.Expression:
+    """Spark types `a + b` of decimals DECIMAL(max(s) + max(p - s) + 1, max(s)) and
+    `a * b` DECIMAL(p1 + p2 + 1, s1 + s2); past 38 digits it cuts the scale (to no less
+    than 6), so decimal(38, 10) + 1 loses its low digits, where DuckDB keeps the
+    decimal(38, 10) and raises only when the value itself overflows. E091 where the
+    cut scale is below the scale Strata's type keeps (Spark SQL reference, Decimal
+    precision and scale; spark.sql.decimalOperations.allowPrecisionLoss)."""
+    if not isinstance(node, (exp.Add, exp.Sub, exp.Mul)) or not (
+            is_a(node.this.unnest(), "DECIMAL") or is_a(node.expression.unnest(), "DECIMAL")):
+        return node
+    left, right = _decimal_shape(node.this.unnest()), _decimal_shape(node.expression.unnest())
+    if left is None or right is None:
+        return node
+    (p1, s1), (p2, s2) = left, right
+    if isinstance(node, exp.Mul):
+        precision, scale = p1 + p2 + 1, s1 + s2
+    else:
+        scale = max(s1, s2)
+        precision = scale + max(p1 - s1, p2 - s2) + 1
+    kept = scale  # DuckDB's scale: max(s1, s2) for + and -, s1 + s2 for *
+    if precision > MAX_PRECISION:
+        scale = max(MAX_PRECISION - (precision - scale), min(scale, SPARK_MIN_SCALE))
+    if scale < kept:
+        raise CannotExpress(f"decimal `{node.key}` of decimal({p1}, {s1}) and "
+                            f"decimal({p2}, {s2}) on spark: past 38 digits Spark keeps "
+                            f"{scale} fraction digits of the {kept} DuckDB keeps")
+    return node

@@ -57,7 +57,7 @@ from dialects.numeric import (
     trunc_function,
     unicode_trim,
 )
-from dialects.spelling import function_rewrite
+from dialects.spelling import function_rewrite, windowed_refusals
 
 
 def _cardinality(node: exp.Expression) -> exp.Expression:
@@ -93,7 +93,8 @@ DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   max_identifier_bytes=MAX_IDENTIFIER_BYTES,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
                   type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_subquery, key_match=hashable_key_match,
-                  rewrites=(function_rewrite(functions.POSTGRES), series.spelled(series.generate_series),
+                  rewrites=(windowed_refusals("postgres", functions.WINDOW_REFUSED["postgres"]),
+                            function_rewrite(functions.POSTGRES), series.spelled(series.generate_series),
                             ROUNDING.rewrite, numeric_round,
                             extract_rewrite(PARTS, whole="BIGINT", epoch="DOUBLE"),
                             bool_to_number_via_int, number_to_bool_by_comparison,

@@ -28,12 +28,14 @@ from dialects.base import (
     half_even_by_halves,
     like_without_escape,
     num,
+    over_each_aggregate,
     shifted,
     typed_items,
     whole_weeks,
 )
 from dialects.binding import bind_by_subquery
-from dialects.spelling import function_rewrite
+from dialects.numeric import substr_positions, unicode_trim
+from dialects.spelling import function_rewrite, windowed_refusals
 
 
 def _epoch(x: exp.Expression) -> exp.Expression:
@@ -50,8 +52,10 @@ PARTS = {
 
 DIALECT = Dialect(name="snowflake", sqlglot="snowflake", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="hash", bind=bind_by_subquery,
-                  rewrites=(function_rewrite(functions.SNOWFLAKE), series.spelled(series.flatten_range),
+                  rewrites=(windowed_refusals("snowflake", functions.WINDOW_REFUSED["snowflake"]),
+                            function_rewrite(functions.SNOWFLAKE), series.spelled(series.flatten_range),
                             whole_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),
                             double_to_int_half_even(half_even_by_halves),
                             double_division, double_average,
-                            like_without_escape(clause=True), typed_items))
+                            substr_positions, unicode_trim,
+                            like_without_escape(clause=True), typed_items, over_each_aggregate))

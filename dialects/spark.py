@@ -43,6 +43,7 @@ from dialects.base import (
     extract_rewrite,
     field,
     like_without_escape,
+    over_each_aggregate,
     shifted,
     whole_second,
     whole_weeks_of_dates,
@@ -51,9 +52,11 @@ from dialects.numeric import (
     Rounding,
     bind_by_lambda,
     double_to_decimal,
+    exact_average,
     ieee_division,
     nan_remainder,
     no_double_text,
+    spark_decimal_scale,
     substr_positions,
     text_to_bool,
     text_to_int,
@@ -61,7 +64,7 @@ from dialects.numeric import (
     unicode_trim,
     wide_integer_sum,
 )
-from dialects.spelling import function_rewrite
+from dialects.spelling import function_rewrite, windowed_refusals
 
 
 class Spark(Dialect):
@@ -113,11 +116,12 @@ TYPE_KINDS = {
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
                 type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_lambda,
-                rewrites=(function_rewrite(functions.SPARK), series.spelled(series.range_function),
+                rewrites=(windowed_refusals("spark", functions.SPARK_FRAMED_REFUSED, framed=True),
+                          function_rewrite(functions.SPARK), series.spelled(series.range_function),
                           whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,
                           double_to_int_half_even(bround), decimal_to_int_rounds,
-                          ieee_division, nan_remainder, double_average,
+                          ieee_division, nan_remainder, exact_average, double_average,
                           double_to_decimal(ROUNDING), text_to_int("DECIMAL(38, 19)"),
                           text_to_bool, substr_positions, unicode_trim, wide_integer_sum,
-                          no_double_text, int_day_count,
-                          like_without_escape(clause=False)))
+                          no_double_text, int_day_count, spark_decimal_scale,
+                          like_without_escape(clause=False), over_each_aggregate))

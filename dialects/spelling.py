@@ -32,6 +32,20 @@ def refuse(engine: str, why: str) -> Spelling:
     return spell
 
 
+def windowed_refusals(engine: str, why: dict[str, str], framed: bool = False) -> Rewrite:
+    """E091 for a catalogue aggregate `engine` has no windowed form of (name -> the
+    reason, from the engine's documentation); with `framed`, only over a window with
+    an order or a frame (the whole partition runs). Runs before the function's own
+    spelling, while the tagged call still sits under its OVER."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        name, window = node.meta_get(TAG), node.parent
+        if name in why and isinstance(window, exp.Window) and (
+                not framed or window.args.get("order") or window.args.get("spec")):
+            raise CannotExpress(f"`{name}` over a window on {engine}: {why[name]}")
+        return node
+    return rewrite
+
+
 def double_literal(value: str) -> exp.Expression:
     return cast(exp.Literal.string(value), "DOUBLE")
 

@@ -11,6 +11,11 @@ sections each rewrite relies on are in docs/DIALECTS.md; no engine here runs it)
 - CAST of a DOUBLE to an integer rounds halves up; DuckDB's to even.
 - `/` of integers divides whole, of decimals stays decimal, AVG of a decimal too.
 - LIKE: every backslash doubled with an explicit ESCAPE '\\'.
+- ROUND of a double and its cast to DECIMAL round the double's decimal text half up
+  (round(2.675, 2) = 2.68, DuckDB 2.67): DuckDB's rule spelled (dialects/numeric.py);
+  a double's text is Java's (1.0E20): E091.
+- SUBSTR reads start 0 and negative lengths otherwise, TRIM trims its own whitespace:
+  DuckDB's positions and space separators spelled out.
 """
 
 from __future__ import annotations
@@ -31,11 +36,20 @@ from dialects.base import (
     is_a,
     like_without_escape,
     num,
+    over_each_aggregate,
     shifted,
     text_meets_time,
 )
 from dialects.binding import bind_by_lambda
-from dialects.spelling import function_rewrite
+from dialects.numeric import (
+    Rounding,
+    double_text_refused,
+    double_to_decimal,
+    substr_positions,
+    trunc_function,
+    unicode_trim,
+)
+from dialects.spelling import function_rewrite, windowed_refusals
 
 EPOCH_START = exp.Literal.string("1970-01-01 00:00:00")
 
@@ -55,6 +69,10 @@ def _timestamp_text(node: exp.Expression) -> exp.Expression:
     return node
 
 
+# ROUND of a double rounds the value half up as Java's BigDecimal of its decimal text
+# (2.675 -> 2.68; DuckDB 2.67) and a cast to DECIMAL too: DuckDB's rule spelled out
+ROUNDING = Rounding(trunc=trunc_function, bind=bind_by_lambda)
+
 PARTS = {
     "DAYOFWEEK": shifted("DOW", modulo=7),  # ISO Monday 1 .. Sunday 7 -> Sunday 0
     "DAYOFYEAR": field("DOY"),
@@ -63,8 +81,11 @@ PARTS = {
 
 DIALECT = Dialect(name="trino", sqlglot="trino", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False, row_hash="xxhash64", bind=bind_by_lambda,
-                  rewrites=(function_rewrite(functions.TRINO), series.spelled(series.sequence_or_empty),
+                  rewrites=(windowed_refusals("trino", functions.WINDOW_REFUSED["trino"]),
+                            function_rewrite(functions.TRINO), series.spelled(series.sequence_or_empty),
                             boundaries, extract_rewrite(PARTS, epoch="DOUBLE"), text_meets_time,
                             _timestamp_text, double_to_int_half_even(half_even_by_halves),
+                            ROUNDING.rewrite, double_to_decimal(ROUNDING),
+                            double_text_refused("trino"), substr_positions, unicode_trim,
                             double_division, double_average,
-                            like_without_escape(clause=True)))
+                            like_without_escape(clause=True), over_each_aggregate))

@@ -4,6 +4,8 @@ suites (tests/real_engines.py).
     duckdb_engine      session: DuckDB in memory
     postgres_engine    session: a PostgreSQL server in a temporary directory, reached
                        only through its Unix socket there (.server.root)
+    postgres_icu_engine session: that server's database `strata_icu`, collated by ICU's
+                       en-US, as an engine of its own
     spark_engine       session: a local Spark session in this process (in-memory
                        catalog, temporary views)
     pg_warehouse_url   per test: `postgresql://postgres@<percent-quoted socket dir>/<db>`,
@@ -143,6 +145,13 @@ def postgres_engine() -> PostgresEngine:
         engine = start_postgres()
     except EngineUnavailable as err:
         _unavailable(err)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_icu_engine(postgres_engine: PostgresEngine) -> PostgresEngine:
+    engine = postgres_engine.icu_engine()
     yield engine
     engine.close()
 

@@ -20,7 +20,9 @@ PostgreSQL collation that does the same) and C.UTF-8 character classes (so upper
 and lower know letters beyond ASCII, as DuckDB's do).
 
 A test that needs a warehouse of its own gets a database of its own on that server
-(`PostgresEngine.create_database`, dropped after it with its sessions ended).
+(`PostgresEngine.create_database`, dropped after it with its sessions ended). The
+differential suite also runs on a database of that server whose collation is ICU's
+en-US (`PostgresEngine.icu_engine`), as most installs order text.
 
 Spark: pyspark in local mode (`local[2]`, 2 shuffle partitions, no UI), with Spark
 4's default ANSI mode left on. Its session time zone is UTC; a Strata timestamp (no
@@ -236,6 +238,11 @@ class PostgresServer:
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
 
+# a database collated by ICU's en-US (its character classes C.UTF-8, as the cluster's)
+ICU_OPTIONS = (" TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' "
+               "LC_COLLATE 'C' LC_CTYPE 'C.UTF-8'")
+
+
 @dataclass
 class PostgresEngine:
     """PostgreSQL through psycopg 3, autocommit: one statement, one transaction."""
@@ -244,6 +251,7 @@ class PostgresEngine:
     con: Any
     name: str = "postgres"
     dialect: str = "postgres"
+    database: str | None = None  # a database of the server's this engine alone uses
 
     def load(self, table: str, columns: dict[str, str], rows: list[tuple]) -> None:
         _, values = _typed(columns, rows)
@@ -262,19 +270,34 @@ class PostgresEngine:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.con.close()
+        if self.database is not None:
+            return  # the server is the session engine's, which stops it
         self.server.stop()
         shutil.rmtree(self.server.root, ignore_errors=True)
+
+    def icu_engine(self) -> PostgresEngine:
+        """The same server's database `strata_icu`, whose collation is ICU's en-US (the
+        default of most installs orders text so: '_' and '~' before digits, 'a' before
+        'B'), as an engine of its own: text comparisons that must mean DuckDB's code
+        point order say so there, or differ. A database, not a second server."""
+        import psycopg
+
+        self.con.execute('CREATE DATABASE "strata_icu"' + ICU_OPTIONS)
+        con = psycopg.connect(host=str(self.server.root), user="postgres", dbname="strata_icu",
+                              autocommit=True, prepare_threshold=None)
+        return PostgresEngine(self.server, con, name="postgres_icu", database="strata_icu")
 
     def url(self, database: str = "postgres") -> str:
         """The `-o` location of `database` on this server: its Unix socket folder,
         percent-encoded as the host (strata/engine/locations.py)."""
         return f"postgresql://postgres@{quote(str(self.server.root), safe='')}/{database}"
 
-    def create_database(self) -> str:
-        """A new empty database (a copy of template1) with a name of its own."""
+    def create_database(self, icu: bool = False) -> str:
+        """A new empty database (a copy of template1) with a name of its own; `icu`:
+        collated by ICU's en-US instead (a copy of template0, as PostgreSQL requires)."""
         name = "w_" + uuid.uuid4().hex[:12]
         create = exp.Create(this=exp.to_identifier(name, quoted=True), kind="DATABASE")
-        self.con.execute(create.sql(dialect="postgres"))
+        self.con.execute(create.sql(dialect="postgres") + (ICU_OPTIONS if icu else ""))
         return name
 
     def drop_database(self, name: str) -> None:

@@ -219,3 +219,42 @@ def test_a_view_switch_that_changes_column_types_on_postgresql(pg_warehouse_url,
         assert con.execute("SELECT data_type FROM information_schema.columns WHERE "
                            "table_schema = 'main' AND table_name = 'v_clean_orders' AND "
                            "column_name = 'id'").fetchone() == ("integer",)
+
+
+TEXT_CDC = """
+source events = file 'data/events.csv' {
+  id: int
+  k: text
+}
+
+model event_log {
+  from events
+  select id, k
+  incremental
+  merge_strategy: append
+  cdc_column: k
+}
+"""
+
+
+def test_a_text_cdc_append_on_an_icu_database_takes_duckdbs_rows(postgres_engine, tmp_path):
+    """Issue 35 item 8: on a database collated by ICU en-US ('a' < 'B' < 'b'), the
+    watermark of ['B', 'a'] is 'a' by code point (DuckDB's) and 'b' is past it; by the
+    database's collation the watermark would be 'B' and 'b' not past it. The merge
+    appends 'b' and equals a full refresh."""
+    database = postgres_engine.create_database(icu=True)
+    url = postgres_engine.url(database)
+    try:
+        root = tmp_path / "p"
+        (root / "data").mkdir(parents=True)
+        (root / "models.strata").write_text(TEXT_CDC)
+        (root / "data" / "events.csv").write_text("id,k\n1,B\n2,a\n")
+        assert _run(root, url)["status"] == "published"
+        (root / "data" / "events.csv").write_text("id,k\n1,B\n2,a\n3,b\n")
+        merged = _models(_run(root, url, "--only-stale"))["event_log"]
+        assert merged["path"] in ("pushdown", "full-then-filter") and merged["delta_rows"] == 1
+        assert _view(url, "event_log") == [(1, "B"), (2, "a"), (3, "b")]
+        _run(root, url, "--full-refresh")
+        assert _view(url, "event_log") == [(1, "B"), (2, "a"), (3, "b")]
+    finally:
+        postgres_engine.drop_database(database)

@@ -183,7 +183,7 @@ def plan_merge(build: Building, plan: Plan, code_fp: str, live: dict[str, str],
     if previous.row_count == 0:
         result.notes.append("previous snapshot is empty: computed in full")
         return None
-    watermark = read_watermark(build.ad, previous, inc.cdc_column)
+    watermark = read_watermark(build.ad, previous, cdc_node(plan))
     if watermark is None:
         result.notes.append(f"watermark max({inc.cdc_column}) is NULL: computed in full")
         return None
@@ -191,7 +191,7 @@ def plan_merge(build: Building, plan: Plan, code_fp: str, live: dict[str, str],
         result.notes.append(f"watermark max({inc.cdc_column}) is {watermark}: nothing can "
                             "be past it, computed in full")
         return None
-    if not _exact(build.ad, previous, inc.cdc_column, watermark):
+    if not _exact(build.ad, previous, cdc_node(plan), watermark):
         result.notes.append(f"watermark max({inc.cdc_column}) = {watermark} has no exact "
                             "literal (e.g. a TIMESTAMP_NS read as microseconds): computed in "
                             "full")
@@ -258,28 +258,36 @@ def _at_the_end(value) -> bool:
     return isinstance(value, dt.date) and value in (dt.date.max, dt.datetime.max)
 
 
-def _exact(ad: Adapter, previous: H.SnapshotRecord, cdc_column: str, watermark) -> bool:
+def _exact(ad: Adapter, previous: H.SnapshotRecord, cdc: exp.Column, watermark) -> bool:
     """Whether the literal of the watermark is the maximum itself. A value the Python
     client rounds (TIMESTAMP_NS arrives as microseconds) would put the maximum row
     itself past the watermark: appended again on every run."""
-    return ad.count(_own(_newest(previous)), exp.GT(this=_col(cdc_column),
-                                                     expression=lit(watermark))) == 0
+    return ad.count(_own(_newest(previous)), exp.GT(this=cdc, expression=lit(watermark))) == 0
 
 
 def _newest(previous: H.SnapshotRecord) -> str:
     return previous.parts["layers"][-1] if previous.kind == "layered" else previous.name
 
 
-def read_watermark(ad: Adapter, previous: H.SnapshotRecord, cdc_column: str):
+def read_watermark(ad: Adapter, previous: H.SnapshotRecord, cdc: exp.Column):
     """MAX(cdc_column) of the previous snapshot, as the typed value the engine returns.
 
     A layered snapshot's maximum is its newest layer's: every layer holds only rows
     with cdc_column above the maximum of the snapshot it was merged onto, and no
     later layer exists to replace them. So the watermark is read from that small
     table, not by evaluating the composed view (an anti-join over the base)."""
-    ((value,),) = ad.rows(exp.select(exp.Max(this=_col(cdc_column))).from_(
-        _own(_newest(previous))))
+    ((value,),) = ad.rows(exp.select(exp.Max(this=cdc)).from_(_own(_newest(previous))))
     return value
+
+
+def cdc_node(plan: Plan) -> exp.Column:
+    """The snapshot's cdc column, carrying its type: the dialects compare and take the
+    maximum of text by DuckDB's code points where the engine's collation orders
+    otherwise (PostgreSQL in en_US), so the watermark is DuckDB's."""
+    col = _col(plan.incremental.cdc_column)
+    out = next(c for c in plan.output if c.name == plan.incremental.cdc_column)
+    col.type = out.type.to_sqlglot()
+    return col
 
 
 def build_layer(build: Building, plan: Plan, code_fp: str, merge: Merge, result: ModelResult,
@@ -467,7 +475,7 @@ def scan_splits(ad: Adapter, module: Module, closure: list[str], opts: RunOption
 def _split(ad: Adapter, plan: Plan, previous: H.SnapshotRecord) -> Split | None:
     inc = plan.incremental
     try:
-        watermark = read_watermark(ad, previous, inc.cdc_column)
+        watermark = read_watermark(ad, previous, cdc_node(plan))
     except ad.engine_errors():  # a guess: the merge itself reports what fails
         return None
     boundary = lookback_boundary(watermark, inc.lookback) if watermark is not None else None

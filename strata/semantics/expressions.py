@@ -208,8 +208,8 @@ class ExpressionTyper:
         for part, src in zip(parts[1:], (node.low, node.high)):
             if ERROR not in (parts[0].type, part.type) and not T.comparable(parts[0].type, part.type):
                 self.error("E030", f"cannot compare {parts[0].type} with {part.type}", src.span)
-        check = exp.Between(this=wrap(parts[0].node, 5), low=wrap(parts[1].node, 5),
-                            high=wrap(parts[2].node, 5))
+        check = exp.Between(this=wrap(typed(parts[0]), 5), low=wrap(typed(parts[1]), 5),
+                            high=wrap(typed(parts[2]), 5))
         return Typed(exp.Not(this=check) if node.negated else check, T.BOOL, _refs(parts),
                      _agg(parts))
 

@@ -129,6 +129,9 @@ def _round(args):
         return "expects a number"
     if len(args) > 1 and args[1].kind not in ("int", "null"):
         return "expects a whole number of digits as second argument"
+    if len(args) == 1 and args[0].kind == "decimal":
+        # DuckDB's round(decimal(p, s)) is a decimal(p, 0): round(9999.99) = 10000
+        return T.Type("decimal", args[0].precision, 0)
     return args[0]
 
 
@@ -169,6 +172,21 @@ def _substr(args):
 
 def _concat(args):
     return T.TEXT
+
+
+def _concat_node(args: list[exp.Expression], types: list[T.Type]) -> exp.Expression:
+    """CONCAT of the arguments, each one not text cast to text first: DuckDB writes a
+    bool `true`, a double its shortest digits (`1000000000000000.0`), and skips a NULL;
+    an engine's CONCAT of the raw values writes its own (PostgreSQL `t`, Spark
+    `1.0E15`, a NULL literal Spark cannot type). The casts are spelled per engine."""
+    texts = [a if t.kind in ("text", "list") else _to_text(a) for a, t in zip(args, types)]
+    return exp.func("concat", *texts, dialect=_duckdb(), copy=False)
+
+
+def _to_text(node: exp.Expression) -> exp.Expression:
+    cast = exp.Cast(this=node, to=exp.DataType.build("TEXT"))
+    cast.type = T.TEXT.to_sqlglot()
+    return cast
 
 
 def _date_trunc(args):
@@ -627,7 +645,7 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
     Function("round", 1, 2, _round, _duck("round"), check=_check_digits,
              signature="round(x: number[, digits: int]) -> same type",
              doc="x rounded to `digits` (default 0; negative: tens, hundreds), halves away "
-                 "from zero; NULL on NULL",
+                 "from zero (a decimal(p, s) without digits is a decimal(p, 0)); NULL on NULL",
              example=("round(2.5)", Decimal(3))),
     Function("floor", 1, 1, _floor_ceil, _duck("floor"),
              signature="floor(x: number) -> same type (a decimal's scale 0)",
@@ -650,7 +668,7 @@ CATALOGUE: dict[str, Function] = {f.name: f for f in [
              signature="substr(s: text, start: int[, length: int]) -> text",
              doc="`length` characters of s from `start` (1 is the first; negative counts "
                  "from the end); NULL on NULL", example=("substr('strata', 2, 3)", "tra")),
-    Function("concat", 1, None, _concat, _duck("concat"),
+    Function("concat", 1, None, _concat, _duck("concat"), build_typed=_concat_node,
              signature="concat(x, ...) -> text",
              doc="the arguments as text, joined; a NULL argument counts as ''",
              example=("concat('a', null, 1)", "a1")),

@@ -37,14 +37,15 @@ def _ntile(args: list[T.Type]):
 
 
 def _offset(args: list[T.Type]):
-    """lag/lead(x [, offset [, default]]): x's type, unified with the default's."""
+    """lag/lead(x [, offset [, default]]): x's type (DuckDB casts the default to it:
+    lag(int, 1, 2.5) is an int, 3 where there is no row), or the default's for an
+    untyped NULL x."""
     if len(args) > 1 and args[1].kind not in ("int", "null"):
         return "expects a whole number offset as second argument"
     if len(args) > 2:
-        unified = T.unify(args[0], args[2])
-        if unified is None:
+        if T.unify(args[0], args[2]) is None:
             return "expects a default of the value's type"
-        return unified
+        return args[2] if args[0].kind == "null" else args[0]
     return args[0]
 
 
@@ -53,14 +54,25 @@ def _value(args: list[T.Type]):
 
 
 def _lag_lead(cls):
-    def build(args: list[exp.Expression]) -> exp.Expression:
+    def build(args: list[exp.Expression], types: list[T.Type]) -> exp.Expression:
         node = cls(this=args[0])
         if len(args) > 1:
             node.set("offset", args[1])
         if len(args) > 2:
-            node.set("default", args[2])
+            node.set("default", _as_value_type(args[2], types[2], types[0]))
         return node
     return build
+
+
+def _as_value_type(default: exp.Expression, given: T.Type, value: T.Type) -> exp.Expression:
+    """The default cast to the value's type, as DuckDB casts it: written out, so every
+    engine casts it the same way (with its own cast's rewrites) instead of picking a
+    common type of its own (PostgreSQL: numeric 2.5, Spark: 2)."""
+    if given == value or "null" in (given.kind, value.kind):
+        return default
+    node = exp.Cast(this=default, to=value.to_sqlglot())
+    node.type = value.to_sqlglot()
+    return node
 
 
 # aggregate=True: like an aggregate, a window function may not nest in another.
@@ -85,14 +97,14 @@ WINDOW_FUNCTIONS: dict[str, Function] = {f.name: f for f in (
     Function("ntile", 1, 1, _ntile, lambda a: exp.Ntile(this=a[0]), aggregate=True,
              signature='ntile(n: int) -> int',
              doc='the bucket, 1 to `n`, of `n` buckets as equal as can be'),
-    Function("lag", 1, 3, _offset, _lag_lead(exp.Lag), aggregate=True,
+    Function("lag", 1, 3, _offset, None, build_typed=_lag_lead(exp.Lag), aggregate=True,
              signature='lag(x: T[, offset: int[, default: T]]) -> T',
-             doc='`x` of the row `offset` (default 1) rows before, `default` (or `null`) '
-                 'when there is none'),
-    Function("lead", 1, 3, _offset, _lag_lead(exp.Lead), aggregate=True,
+             doc='`x` of the row `offset` (default 1) rows before, `default` (cast to '
+                 "x's type; or `null`) when there is none"),
+    Function("lead", 1, 3, _offset, None, build_typed=_lag_lead(exp.Lead), aggregate=True,
              signature='lead(x: T[, offset: int[, default: T]]) -> T',
-             doc='`x` of the row `offset` (default 1) rows after, `default` (or `null`) '
-                 'when there is none'),
+             doc='`x` of the row `offset` (default 1) rows after, `default` (cast to '
+                 "x's type; or `null`) when there is none"),
     Function("first_value", 1, 1, _value, lambda a: exp.FirstValue(this=a[0]), aggregate=True,
              signature='first_value(x: T) -> T',
              doc='`x` of the first row of the frame'),
@@ -130,17 +142,28 @@ def over(node: exp.Expression, partition: list[exp.Expression], order: list[exp.
             tied = tie_free(call, partition, order, call_frame, total)
             if tied is not None:
                 call_partition, call_order, call_frame = tied
-        window = exp.Window(this=call.copy(), partition_by=[p.copy() for p in call_partition],
-                            over="OVER")
+        wrapped_call = _with_filter(call)
+        window = exp.Window(this=wrapped_call.copy(),
+                            partition_by=[p.copy() for p in call_partition], over="OVER")
         if call_order:
             window.set("order", exp.Order(expressions=[o.copy() for o in call_order]))
         if call_frame is not None:
             window.set("spec", call_frame.copy())
         wrapped.append(call)
-        if call is node:
+        if wrapped_call is node:
             return window, wrapped
-        call.replace(window)
+        wrapped_call.replace(window)
     return node, wrapped
+
+
+def _with_filter(call: exp.Expression) -> exp.Expression:
+    """The call with its FILTER clause (`list_agg` is `ARRAY_AGG(..) FILTER (WHERE ..)`):
+    SQL puts the clause before OVER, `agg FILTER (WHERE ..) OVER (..)`; wrapped alone,
+    the call would read `agg OVER (..) FILTER (..)`, which no engine runs."""
+    parent = call.parent
+    if isinstance(parent, exp.Filter) and call.arg_key == "this":
+        return parent
+    return call
 
 
 def _ancestors(node: exp.Expression, root: exp.Expression):

@@ -114,7 +114,16 @@ def pushdown_predicate(plan: Plan, watermark: exp.Expression) -> exp.Expression 
     base = base_expression(plan, out.id)
     if base is None:
         return None
-    return exp.GT(this=_paren(base), expression=watermark)
+    return past_watermark(plan, _paren(base), watermark)
+
+
+def past_watermark(plan: Plan, cdc: exp.Expression, watermark: exp.Expression) -> exp.GT:
+    """`cdc > watermark`, the cdc side carrying its column's type: the dialects order
+    text by DuckDB's code points where the engine's collation orders otherwise
+    (PostgreSQL in en_US: 'B' < 'a' is false), so a delta takes DuckDB's rows."""
+    out = next(c for c in plan.output if c.name == plan.incremental.cdc_column)
+    cdc.type = out.type.to_sqlglot()
+    return exp.GT(this=cdc, expression=watermark)
 
 
 def _paren(node: exp.Expression) -> exp.Expression:
@@ -130,7 +139,7 @@ def settled_query(plan: Plan, relations: Relations, boundary: exp.Expression) ->
                           "pushdown")
     full = model_query(plan, relations)
     sub = exp.Subquery(this=full, alias=exp.TableAlias(this=ident(FULL)))
-    past = exp.GT(this=column(plan.incremental.cdc_column, FULL), expression=boundary)
+    past = past_watermark(plan, column(plan.incremental.cdc_column, FULL), boundary)
     out = exp.Select(expressions=[column(c.name, FULL) for c in plan.output])
     out.set("from_", exp.From(this=sub))
     out.set("where", exp.Where(this=not_true(past)))
@@ -154,7 +163,7 @@ def delta_query(plan: Plan, relations: Relations, watermark: exp.Expression) -> 
     # their arguments, a twentieth of a whole compile
     delta = exp.Select(expressions=[exp.Star()])
     delta.set("from_", exp.From(this=table(FULL)))
-    delta.set("where", exp.Where(this=exp.GT(this=cdc, expression=watermark)))
+    delta.set("where", exp.Where(this=past_watermark(plan, cdc, watermark)))
     ctes.append(exp.CTE(this=delta, alias=exp.TableAlias(this=ident(DELTA))))
     final = exp.Select(expressions=[column(c.name) for c in plan.output])
     final.set("from_", exp.From(this=table(DELTA)))

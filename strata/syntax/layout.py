@@ -337,7 +337,17 @@ def _opens_declaration(laid: list[_Laid], i: int) -> bool:
         j += 1
         if j < len(laid) and laid[j].blank_before:
             return False
-    return j < len(laid) and laid[j].top_level_start
+    if j == len(laid) or not laid[j].top_level_start:
+        return False
+    return not _one_of_a_run(laid, j)
+
+
+def _one_of_a_run(laid: list[_Laid], j: int) -> bool:
+    """An `import` right after another keeps to it: a module's imports are one block."""
+    if not laid[j].code.startswith("import "):
+        return False
+    above = next((x for x in reversed(laid[:j]) if x.code), None)
+    return above is not None and above.indent == 0 and above.code.startswith("import ")
 
 
 def _comment_columns(laid: list[_Laid], blanks: list[bool]) -> list[int]:

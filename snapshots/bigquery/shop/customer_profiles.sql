@@ -7,7 +7,7 @@ WITH base AS (
     customers.region,
     customers.signup_date,
     customers.updated_at,
-    LOWER(TRIM(customers.email)) AS email_norm,
+    LOWER(TRIM(customers.email, '                　')) AS email_norm,
     COALESCE(customers.updated_at, CAST(customers.signup_date AS DATETIME)) AS changed_at
   FROM customers
 )
@@ -29,7 +29,7 @@ WITH base AS (
     customers.region,
     customers.signup_date,
     customers.updated_at,
-    LOWER(TRIM(customers.email)) AS email_norm,
+    LOWER(TRIM(customers.email, '                　')) AS email_norm,
     COALESCE(customers.updated_at, CAST(customers.signup_date AS DATETIME)) AS changed_at
   FROM customers
   WHERE

@@ -34,9 +34,9 @@ SELECT
   ) * (
     1 + base.l_tax
   )) AS sum_charge,
-  SUM(CAST(base.l_quantity AS DOUBLE PRECISION)) / CAST(COUNT(CAST(base.l_quantity AS DOUBLE PRECISION)) AS DOUBLE PRECISION) AS avg_qty,
-  SUM(CAST(base.l_extendedprice AS DOUBLE PRECISION)) / CAST(COUNT(CAST(base.l_extendedprice AS DOUBLE PRECISION)) AS DOUBLE PRECISION) AS avg_price,
-  SUM(CAST(base.l_discount AS DOUBLE PRECISION)) / CAST(COUNT(CAST(base.l_discount AS DOUBLE PRECISION)) AS DOUBLE PRECISION) AS avg_disc,
+  CAST(SUM(base.l_quantity) AS DOUBLE PRECISION) / CAST(COUNT(base.l_quantity) AS DOUBLE PRECISION) AS avg_qty,
+  CAST(SUM(base.l_extendedprice) AS DOUBLE PRECISION) / CAST(COUNT(base.l_extendedprice) AS DOUBLE PRECISION) AS avg_price,
+  CAST(SUM(base.l_discount) AS DOUBLE PRECISION) / CAST(COUNT(base.l_discount) AS DOUBLE PRECISION) AS avg_disc,
   COUNT(*) AS count_order
 FROM base
 GROUP BY

@@ -40,7 +40,7 @@ WITH base AS (
 ), usual_2 AS (
   SELECT
     base_2.l_partkey,
-    SUM(CAST(base_2.l_quantity AS DOUBLE PRECISION)) / CAST(COUNT(CAST(base_2.l_quantity AS DOUBLE PRECISION)) AS DOUBLE PRECISION) AS avg_quantity
+    CAST(SUM(base_2.l_quantity) AS DOUBLE PRECISION) / CAST(COUNT(base_2.l_quantity) AS DOUBLE PRECISION) AS avg_quantity
   FROM base_2
   GROUP BY
     base_2.l_partkey

@@ -29,7 +29,7 @@ WITH base AS (
     AND SUBSTRING(customer.c_phone FROM 1 FOR 2) IN ('13', '31', '23', '29', '30', '18', '17')
 ), average_2 AS (
   SELECT
-    SUM(CAST(base_2.c_acctbal AS DOUBLE PRECISION)) / CAST(COUNT(CAST(base_2.c_acctbal AS DOUBLE PRECISION)) AS DOUBLE PRECISION) AS avg_balance
+    CAST(SUM(base_2.c_acctbal) AS DOUBLE PRECISION) / CAST(COUNT(base_2.c_acctbal) AS DOUBLE PRECISION) AS avg_balance
   FROM base_2
 )
 SELECT

@@ -34,9 +34,9 @@ SELECT
   ) * (
     1 + base.l_tax
   )) AS sum_charge,
-  AVG(CAST(base.l_quantity AS DOUBLE)) AS avg_qty,
-  AVG(CAST(base.l_extendedprice AS DOUBLE)) AS avg_price,
-  AVG(CAST(base.l_discount AS DOUBLE)) AS avg_disc,
+  CAST(SUM(base.l_quantity) AS DOUBLE) / CAST(COUNT(base.l_quantity) AS DOUBLE) AS avg_qty,
+  CAST(SUM(base.l_extendedprice) AS DOUBLE) / CAST(COUNT(base.l_extendedprice) AS DOUBLE) AS avg_price,
+  CAST(SUM(base.l_discount) AS DOUBLE) / CAST(COUNT(base.l_discount) AS DOUBLE) AS avg_disc,
   COUNT(*) AS count_order
 FROM base
 GROUP BY

@@ -40,7 +40,7 @@ WITH base AS (
 ), usual_2 AS (
   SELECT
     base_2.l_partkey,
-    AVG(CAST(base_2.l_quantity AS DOUBLE)) AS avg_quantity
+    CAST(SUM(base_2.l_quantity) AS DOUBLE) / CAST(COUNT(base_2.l_quantity) AS DOUBLE) AS avg_quantity
   FROM base_2
   GROUP BY
     base_2.l_partkey

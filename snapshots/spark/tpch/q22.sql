@@ -29,7 +29,7 @@ WITH base AS (
     AND SUBSTRING(customer.c_phone, 1, 2) IN ('13', '31', '23', '29', '30', '18', '17')
 ), average_2 AS (
   SELECT
-    AVG(CAST(base_2.c_acctbal AS DOUBLE)) AS avg_balance
+    CAST(SUM(base_2.c_acctbal) AS DOUBLE) / CAST(COUNT(base_2.c_acctbal) AS DOUBLE) AS avg_balance
   FROM base_2
 )
 SELECT

@@ -9,5 +9,5 @@ WITH base AS (
     newsletter.confirmed
 )
 SELECT
-  LOWER(TRIM(base.email)) AS email
+  LOWER(TRIM('                　' FROM base.email)) AS email
 FROM base;

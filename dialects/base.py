@@ -33,6 +33,10 @@ class Dialect:
     create_or_replace_view: bool
     reads_files: bool  # can a query read a CSV/Parquet path directly?
     row_hash: str | None = None  # SQL function hashing a row, for fingerprints
+    # is its fingerprint of a file it reads the reference one (DuckDB's own)? Elsewhere
+    # a file source is fingerprinted by a local DuckDB (strata.engine.sources), so the
+    # same file gives the same run id on every warehouse
+    fingerprints_files: bool = False
     rewrites: tuple[Rewrite, ...] = ()  # node rewrites giving DuckDB's meaning here
     # the engine's type names (upper case, without a length or precision) -> Strata's
     # type kinds: source contracts and `pin columns` read real tables' types with them

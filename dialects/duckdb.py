@@ -33,7 +33,7 @@ TYPE_KINDS = {
 
 DIALECT = DuckDB(name="duckdb", sqlglot="duckdb", transactional_ddl=True,
                  create_or_replace_view=True, reads_files=True, row_hash="hash",
-                 type_kinds=tuple(TYPE_KINDS.items()))
+                 fingerprints_files=True, type_kinds=tuple(TYPE_KINDS.items()))
 
 
 def quoted(name: str) -> str:

@@ -259,4 +259,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E204": ("an import whose path gives no qualifier", "import '../my-shared'"),
     "E205": ("a description, owner or tags of the wrong kind", "description: orders; tags: x"),
     "E206": ("a column description naming no output column, or twice", "column nope { ... }"),
+    "E220": ("strata fmt given a file that is not a .strata file", "strata fmt notes.txt"),
+    "E221": ("strata fmt would change a file's tokens (a bug: the file is kept)",
+             "a layout that moved a line break"),
+    "E222": ("strata fmt cannot write a file", "strata fmt read_only.strata"),
 }

@@ -12,7 +12,9 @@ renderer writes them in its own escaped form, never raw.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from strata.compiler import compile_statements, format_statements, select_models
 from strata.engine.handle import MAIN_BRANCH
@@ -22,6 +24,7 @@ from strata.semantics import metadata
 from strata.semantics.module import Module
 from strata.textsafe import escape_unprintable, shown_name
 
+DOT_WIDTH = 40  # characters per line of a DOT label: a failure's message wraps, not widens
 SQL_DIALECT = "duckdb"  # the SQL a panel shows: the engine the warehouse runs on
 HISTORY_SHOWN = 10  # runs listed per model, newest first
 
@@ -47,9 +50,10 @@ class Node:
     meta: dict = field(default_factory=lambda: {"description": None, "owner": None,
                                                 "tags": []})
     column_descriptions: dict[str, str] = field(default_factory=dict)
+    folder: str = ""  # the module folder of its file, "/"-separated ("" at the root)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind, **self.meta,
+        return {"name": self.name, "kind": self.kind, "folder": self.folder, **self.meta,
                 "columns": [list(c) for c in self.columns],
                 "column_descriptions": self.column_descriptions, "sql": self.sql,
                 "pins": self.pins, "lineage": self.lineage, "state": self.state,
@@ -74,7 +78,8 @@ def build_graph(module: Module, warehouse: str | None = None,
                 branch: str = MAIN_BRANCH, models: list[str] | None = None) -> Graph:
     """The module's graph; with `warehouse` (opened read-only), each model's state;
     with `models`, only those models and the sources they read (edges between them)."""
-    nodes = [Node(s.name, "source", [(c, str(t)) for c, t in s.columns])
+    nodes = [Node(s.name, "source", [(c, str(t)) for c, t in s.columns],
+                  folder=_folder(module, s.decl.span.file))
              for s in module.sources.values()]
     sql = _sql_by_model(module)
     reads = _column_reads(module)
@@ -82,7 +87,8 @@ def build_graph(module: Module, warehouse: str | None = None,
         plan = module.plan(name)
         nodes.append(Node(name, "model", [(c.name, str(c.type)) for c in plan.output],
                           sql=sql.get(name, ""), pins=[p.describe() for p in plan.pins],
-                          lineage=_lineage(module, name, reads)))
+                          lineage=_lineage(module, name, reads),
+                          folder=_folder(module, module.models[name].decl.span.file)))
     for node in nodes:
         node.meta = metadata.to_json(metadata.of_relation(module, node.name))
         node.column_descriptions = {c: m.description for c, m in
@@ -100,6 +106,16 @@ def build_graph(module: Module, warehouse: str | None = None,
     if warehouse is not None:
         _add_state(module, graph, warehouse, branch)
     return graph
+
+
+def _folder(module: Module, file: str) -> str:
+    """The folder of a declaration's file inside the module ("" for the module's own
+    folder, a single-file module or a module given as text)."""
+    try:
+        where = Path(file).resolve().parent.relative_to(module.root)
+    except (ValueError, OSError):
+        return ""
+    return "" if where == Path(".") else where.as_posix()
 
 
 def _only(graph: Graph, module: Module, models: list[str]) -> Graph:
@@ -289,10 +305,7 @@ def dot(graph: Graph) -> str:
             "failed": "#fde2e1"}
     lines = ["digraph strata {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
     for node in graph.nodes:
-        label = shown_name(node.name)
-        status = _status_line(node)
-        if status:
-            label += "\n" + status
+        label = "\n".join(_wrapped(shown_name(node.name)) + _wrapped(_status_line(node)))
         attrs = [f"label={_dot_string(label)}"]
         if node.kind == "source":
             attrs.append("shape=ellipse")
@@ -303,6 +316,12 @@ def dot(graph: Graph) -> str:
         lines.append(f"  {ids[src]} -> {ids[dst]};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _wrapped(text: str) -> list[str]:
+    """`text` in lines of at most DOT_WIDTH characters: at spaces where it has them,
+    a long word (a name, a path) cut."""
+    return textwrap.wrap(text, DOT_WIDTH, break_long_words=True, break_on_hyphens=False)
 
 
 def _dot_string(text: str) -> str:

@@ -46,9 +46,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """A model's locked file left unused (the model was deleted or renamed) fails the
     run: syrupy then names each such file (its --snapshot-details), which holds the
-    module, dialect and model, instead of only counting them (issue 38)."""
+    module, dialect and model, instead of only counting them (issue 38).
+
+    A test id the plugin prints (`strata-sql::test_model_sql[models/duckdb/orders]`)
+    is no file pytest could collect: such arguments are taken out of pytest's and
+    select among the SQL tests instead, so an id printed by one run can be passed to
+    the next (issue 38)."""
     if configured_modules(config) and hasattr(config.option, "include_snapshot_details"):
         config.option.include_snapshot_details = True
+    ours = [a for a in config.args if _names_ours(a)]
+    if ours:
+        config.args[:] = [a for a in config.args if not _names_ours(a)]
+        config.stash[_CHOSEN] = ours
+
+
+def _names_ours(arg: str) -> bool:
+    return arg == NODE or arg.startswith(NODE + "::")
+
+
+_CHOSEN = pytest.StashKey[list]()  # the SQL tests named on the command line
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -65,4 +81,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     collector = pytest.Module.from_parent(session, path=Path(strata.pytest_sql.__file__),
                                           nodeid=NODE)
-    items.extend(collector.collect())
+    added = collector.collect()
+    chosen = config.stash.get(_CHOSEN, None)
+    if chosen is not None:  # only the SQL tests named, as pytest selects by node id
+        kept = [i for i in added if any(i.nodeid == c or i.nodeid.startswith(c + "[")
+                                        or c in (NODE, NODE + "::test_model_sql")
+                                        for c in chosen)]
+        if not kept:
+            raise pytest.UsageError(f"no Strata SQL test has the id {chosen[0]!r}: run "
+                                    "pytest --collect-only -q to list them")
+        config.hook.pytest_deselected(items=[i for i in added if i not in kept])
+        added = kept
+    items.extend(added)

@@ -238,6 +238,7 @@ SPECIAL |= {"E130"}  # a planted link where strata writes: tests/test_planted_li
 SPECIAL |= {f"E{n}" for n in range(190, 195)}  # --select/--exclude: tests/test_selection.py
 SPECIAL |= {f"E{n}" for n in range(195, 199)}  # show and sql: tests/test_show_command.py
 SPECIAL |= {f"E{n}" for n in range(199, 205)}  # imports (two modules): tests/test_imports.py
+SPECIAL |= {f"E{n}" for n in range(220, 223)}  # strata fmt: tests/test_fmt.py
 
 
 def marked(text: str, diag: Diagnostic) -> str:

@@ -248,6 +248,21 @@ model fans {
 """
 
 
+def test_models_downstream_of_an_engine_failure_are_recorded_as_not_built(project):
+    """Issue 38: a model failing in the engine (E080) left `not_built` empty, though
+    the models reading it, directly or not, were never built (a pin failure lists
+    them)."""
+    p = project
+    after = ("model after_casted {\n  from casted\n  select id\n}\n"
+             "model further {\n  from after_casted\n  select id\n}\n")
+    p.write(BASE, CASTED_V2, after)
+    assert p.run().returncode == 1
+    failure = p.history()[0]["failure"]
+    assert list(failure["failed"]) == ["casted"]
+    assert failure["not_built"] == {"after_casted": "casted", "further": "casted"}
+    assert failure["built"] == ["base"]
+
+
 def test_every_pin_and_fan_out_failure_is_recorded(project):
     p = project
     p.sql("CREATE TABLE dup AS SELECT * FROM (VALUES (1, 'a'), (1, 'b')) t(id, tag)",

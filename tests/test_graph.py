@@ -25,8 +25,8 @@ import pytest
 from processes import run_bounded
 
 from strata.graph import build_graph, dot, mermaid
-from strata.graph_html import embed_json, layout, page
-from strata.semantics.resolve import load_text
+from strata.graph_html import NODE_H, NODE_W, embed_json, page
+from strata.semantics.resolve import load_module, load_text
 
 STRATA = str(Path(sys.executable).with_name("strata"))
 REPO = Path(__file__).resolve().parent.parent
@@ -159,17 +159,9 @@ def test_page_is_self_contained_and_embeds_names_safely():
     html = page(build_graph(load_text(MODULE)), "hostile")
     assert "</script><b" not in html and "\u2028" not in html
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # no network
-    assert html.count("<script") == 2 and html.count("</script>") == 2
+    # the layout library, the data, the page's own script
+    assert html.count("<script") == 3 and html.count("</script>") == 3
     assert embed_json({"a": "</script>&\u2028"}) == '{"a":"\\u003c/script\\u003e\\u0026\\u2028"}'
-
-
-def test_layout_puts_each_model_right_of_what_it_reads():
-    graph = build_graph(load_text(_jaffle_text()))
-    boxes = layout(graph)
-    for src, dst in graph.edges:
-        assert boxes[src].x < boxes[dst].x
-    spots = {(b.x, b.y) for b in boxes.values()}
-    assert len(spots) == len(boxes)  # no two nodes on one spot
 
 
 def _chromium() -> str:
@@ -386,3 +378,177 @@ def test_browser_shows_a_failed_model_then_up_to_date_after_the_fix(tmp_path):
     assert "s-up-to-date" in dom.classes["casted"] and not dom.failure
     assert not re.search(r"last attempt failed at \d{4}-", "".join(dom.text))
     assert "model: up to date" in "".join(dom.text)
+
+
+def test_dot_wraps_long_labels_so_a_failure_message_does_not_widen_the_picture():
+    """Issue 38: a failed model's message made the DOT picture 2,760 px wide."""
+    name = "a_" + "very_long_model_name_" * 4
+    graph = build_graph(load_text(f"source raw {{ id: int }}\nmodel {name} {{\n  from raw\n}}\n"))
+    model = next(n for n in graph.nodes if n.kind == "model")
+    model.state, model.reason = "failed", "error[E080] " + "Conversion Error: " * 12
+    text = dot(graph)
+    label = re.search(r'label="(a_very[^"]*)"', text).group(1)
+    lines = label.split("\\n")
+    assert len(lines) >= 6 and max(len(line) for line in lines) <= 40
+    assert "".join(lines[:3]) == name  # the name cut, nothing lost
+    assert "Conversion Error:" in label
+
+
+
+# ------------------------------------------------------------------ 300 models (issue 38)
+FOLDERS = ("staging", "core", "marts/finance", "marts/sales", "reports", "exports")
+
+
+def _wide_module(root: Path, models: int = 300) -> dict[str, list[str]]:
+    """`models` models in six folders, 50 each, every one reading one to three earlier
+    ones (often in another folder) or a source: a graph with long edges and fans.
+    Returns folder -> its models."""
+    import random
+
+    rng = random.Random(38)
+    root.mkdir()
+    (root / "sources.strata").write_text(
+        "source orders { id: int, amount: int }\nsource customers { id: int, amount: int }\n")
+    made: list[str] = []
+    by_folder: dict[str, list[str]] = {f: [] for f in FOLDERS}
+    for i in range(models):
+        folder = FOLDERS[i * len(FOLDERS) // models]
+        name = f"m{i:03}_{folder.replace('/', '_')}"
+        inputs = rng.sample(made[-60:], min(len(made[-60:]), rng.choice((1, 1, 2, 3)))) \
+            if made and rng.random() > 0.08 else [rng.choice(("orders", "customers"))]
+        parts = [f"  from {inputs[0]} as r0"]
+        parts += [f"  join {other} as r{k} on r0.id = r{k}.id"
+                  for k, other in enumerate(inputs[1:], start=1)]
+        parts.append("  select r0.id as id, r0.amount as amount")
+        by_folder[folder].append(name)
+        path = root / folder / "models.strata"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as out:
+            out.write(f"model {name} {{\n" + "\n".join(parts) + "\n}\n\n")
+        made.append(name)
+    return by_folder
+
+
+class _Drawn(HTMLParser):
+    """The boxes (top left corner, by name or folder) and edge paths of a drawn page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.boxes: dict[str, tuple[float, float]] = {}
+        self.classes: dict[str, str] = {}
+        self.paths: list[dict[str, str]] = []
+        self.body: dict[str, str | None] = {}
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        key = attrs.get("data-name") or (attrs.get("data-folder") and "folder " + attrs["data-folder"])
+        if tag == "g" and key:
+            x, y = re.fullmatch(r"translate\(([-\d.e]+),([-\d.e]+)\)", attrs["transform"]).groups()
+            self.boxes[key] = (float(x), float(y))
+            self.classes[key] = attrs.get("class") or ""
+        if tag == "path" and "edge" in (attrs.get("class") or "").split():
+            self.paths.append(attrs)
+        if tag == "body":
+            self.body = attrs
+
+
+def _drawn(html: Path, fragment: str = "") -> _Drawn:
+    result = _browser(html, "--dump-dom", fragment=fragment)
+    assert result.returncode == 0, result.stderr[-2000:]
+    drawn = _Drawn()
+    drawn.feed(result.stdout)
+    assert "data-error" not in drawn.body, drawn.body.get("data-error")
+    return drawn
+
+
+def _segments(d: str) -> list[tuple[float, float, float, float]]:
+    """An edge's path (`M x,y H x V y ...`) as straight segments."""
+    tokens = re.findall(r"([MHV])\s*([-\d.e]+)(?:,([-\d.e]+))?", d)
+    assert tokens and tokens[0][0] == "M" and "".join(t[0] for t in tokens[1:]).strip("HV") == ""
+    x, y = float(tokens[0][1]), float(tokens[0][2])
+    out = []
+    for kind, a, _ in tokens[1:]:
+        nx, ny = (float(a), y) if kind == "H" else (x, float(a))
+        out.append((x, y, nx, ny))
+        x, y = nx, ny
+    return out
+
+
+def _crosses(seg, box: tuple[float, float]) -> bool:
+    """Does an axis-parallel segment pass through the inside of a box (its border
+    excluded, where an edge leaves or enters its own boxes)?"""
+    x1, y1, x2, y2 = seg
+    bx, by = box
+    inside_x = (bx + 0.5, bx + NODE_W - 0.5)
+    inside_y = (by + 0.5, by + NODE_H - 0.5)
+    lo_x, hi_x, lo_y, hi_y = min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
+    return lo_x < inside_x[1] and hi_x > inside_x[0] and lo_y < inside_y[1] and hi_y > inside_y[0]
+
+
+def _assert_readable(drawn: _Drawn) -> None:
+    """No edge through a box, no two boxes overlapping, each edge left to right with
+    an arrowhead."""
+    boxes = list(drawn.boxes.values())
+    for i, (ax, ay) in enumerate(boxes):
+        for bx, by in boxes[i + 1:]:
+            assert abs(ax - bx) >= NODE_W or abs(ay - by) >= NODE_H, "two boxes overlap"
+    for path in drawn.paths:
+        assert path["marker-end"].startswith("url(#arrow")
+        segments = _segments(path["d"])
+        assert segments[0][0] < segments[-1][2]  # read on the left, reader on the right
+        for seg in segments:
+            for name, box in drawn.boxes.items():
+                assert not _crosses(seg, box), f"edge {path['data-from']} -> {path['data-to']} " \
+                    f"crosses {name} at {seg}"
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory) -> tuple[Path, dict[str, list[str]]]:
+    root = tmp_path_factory.mktemp("wide")
+    by_folder = _wide_module(root / "module")
+    html = root / "graph.html"
+    assert _run("graph", str(root / "module"), "--out", str(html)).returncode == 0
+    return html, by_folder
+
+
+def test_a_300_model_page_draws_every_edge_around_the_boxes_with_arrowheads(wide):
+    html, _ = wide
+    graph = build_graph(load_module(html.parent / "module"))
+    drawn = _drawn(html)
+    assert drawn.body.get("data-ready") == str(302)
+    assert len(drawn.boxes) == 302 and len(drawn.paths) == len(graph.edges)
+    assert {(p["data-from"], p["data-to"]) for p in drawn.paths} == \
+        {("n:" + a, "n:" + b) for a, b in graph.edges}
+    _assert_readable(drawn)
+
+
+def test_search_lights_a_model_with_its_upstream_and_downstream(wide):
+    html, by_folder = wide
+    graph = build_graph(load_module(html.parent / "module"))
+    name = by_folder["marts/finance"][10]
+    lineage = {name}
+    for forward in (True, False):
+        todo = [name]
+        while todo:
+            at = todo.pop()
+            for a, b in graph.edges:
+                nxt = b if forward and a == at else a if not forward and b == at else None
+                if nxt is not None and nxt not in lineage:
+                    lineage.add(nxt)
+                    todo.append(nxt)
+    assert 2 < len(lineage) < 302
+    drawn = _drawn(html, "#focus=" + quote(name, safe=""))
+    assert drawn.body.get("data-focus") == name
+    dim = {n for n, c in drawn.classes.items() if "dim" in c.split()}
+    assert dim == set(drawn.boxes) - lineage
+
+
+def test_collapsing_folders_draws_each_as_one_box_and_stays_readable(wide):
+    html, by_folder = wide
+    drawn = _drawn(html, "#collapse=marts&collapse=staging")
+    assert "folder marts" in drawn.boxes and "folder staging" in drawn.boxes
+    hidden = {*by_folder["marts/finance"], *by_folder["marts/sales"], *by_folder["staging"]}
+    assert hidden.isdisjoint(drawn.boxes)
+    assert len(drawn.boxes) == 302 - len(hidden) + 2
+    assert {p["data-to"] for p in drawn.paths} >= {"f:marts"}
+    _assert_readable(drawn)

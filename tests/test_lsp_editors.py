@@ -246,3 +246,71 @@ def test_rename_refuses_sources_and_bad_names(server, tmp_path):
     taken = server.call("textDocument/rename", {**at(uri, 2, 8), "newName": "orders"})
     assert "names a model or source already" in taken["error"]["message"]
     assert "Traceback" not in json.dumps([source, column, bad, taken])
+
+
+# ---------------------------------------------------------------- definition of fn and with
+WITH_FN = """\
+source orders { id: int, customer: int, amount: int }
+
+fn doubled(x: int) -> int = x * 2
+
+model paid {
+  with big = (from orders | filter amount > 10)
+  with bigger = (from big | filter amount > 100)
+  from bigger
+  derive twice = doubled(amount)
+}
+"""
+
+
+def location(server: RawServer, uri: str, line: int, character: int) -> tuple:
+    found = server.call("textDocument/definition", at(uri, line, character))["result"]
+    start = found["range"]["start"]
+    return found["uri"], start["line"], start["character"]
+
+
+def test_definition_of_a_fn_call_its_parameter_and_a_with_relation(server, tmp_path):
+    """Issue 40's leftover: go to definition from a call of the module's own `fn`
+    (in another file), from a parameter in its body, and from a `with` relation read
+    by name (in the model's steps and in a later `with`)."""
+    server.initialize()
+    uri = opened(server, tmp_path, WITH_FN)
+    other = opened(server, tmp_path, "model again {\n  from paid\n  derive d = doubled(id)\n}\n",
+                   "again.strata")
+    assert server.diagnostics(other) == []
+    assert location(server, uri, 8, 19) == (uri, 2, 3)  # doubled( in paid -> fn doubled
+    assert location(server, other, 2, 14) == (uri, 2, 3)  # ... from another file
+    assert location(server, uri, 2, 28) == (uri, 2, 11)  # x in the body -> parameter x
+    assert location(server, uri, 7, 8) == (uri, 6, 7)  # from bigger -> with bigger
+    assert location(server, uri, 6, 22) == (uri, 5, 7)  # from big (in a with) -> with big
+    assert "with big {" in hover(server, uri, 6, 22) and "amount: int" in hover(server, uri, 6, 22)
+    assert "fn doubled(x: int) -> int = x * 2" in hover(server, uri, 8, 19)
+    refs = server.call("textDocument/references", {
+        **at(uri, 2, 4), "context": {"includeDeclaration": False}})["result"]
+    assert sorted((r["uri"], r["range"]["start"]["line"]) for r in refs) == \
+        sorted([(uri, 8), (other, 2)])
+
+
+# ---------------------------------------------------------------- formatting
+def test_formatting_is_strata_fmt_as_one_edit(server, tmp_path):
+    capabilities = server.initialize()["result"]["capabilities"]
+    assert capabilities["documentFormattingProvider"]
+    messy = "source orders{id:int}\nmodel m{\nfrom orders   -- all\n  filter id>1}\n"
+    uri = opened(server, tmp_path, messy)
+    edits = server.call("textDocument/formatting", {
+        "textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})["result"]
+    assert len(edits) == 1 and edits[0]["range"]["start"] == {"line": 0, "character": 0}
+    assert edits[0]["range"]["end"] == {"line": 4, "character": 0}
+    from strata.fmt import format_source
+
+    assert edits[0]["newText"] == format_source(messy)
+    assert edits[0]["newText"] == ("source orders { id: int }\n\nmodel m {\n  from orders  -- all\n"
+                                   "  filter id > 1 }\n")
+    server.change(uri, edits[0]["newText"], 2)
+    assert server.call("textDocument/formatting", {
+        "textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})[
+        "result"] == []
+    server.change(uri, "model m {\n  from\n}\n", 3)  # does not parse: no edit, no error
+    assert server.call("textDocument/formatting", {
+        "textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})[
+        "result"] == []

@@ -127,6 +127,26 @@ def test_a_module_named_on_the_command_line_and_in_the_config_runs_once(pytester
     assert "paid_orders0" not in result.stdout.str()
 
 
+def test_a_test_id_the_plugin_prints_can_be_passed_back_to_pytest(pytester, project):
+    """Issue 38: `pytest 'strata-sql::test_model_sql[models/duckdb/paid_orders]'`, the
+    id a run printed, said the file was not found."""
+    pytester.runpytest("-p", "no:cacheprovider", "--snapshot-update").assert_outcomes(passed=4)
+    pytester.makepyfile(test_other="def test_other():\n    assert True\n")
+    one = pytester.runpytest("-p", "no:cacheprovider", "-v",
+                             "strata-sql::test_model_sql[models/duckdb/paid_orders]")
+    one.assert_outcomes(passed=1)
+    one.stdout.fnmatch_lines(["*strata-sql::test_model_sql[[]models/duckdb/paid_orders[]]*PASS*"])
+    both = pytester.runpytest("-p", "no:cacheprovider", "test_other.py",
+                              "strata-sql::test_model_sql[models/spark/paid_orders]")
+    both.assert_outcomes(passed=2)  # with a file of the user's, each runs as named
+    every = pytester.runpytest("-p", "no:cacheprovider", "strata-sql::test_model_sql")
+    every.assert_outcomes(passed=4)
+    wrong = pytester.runpytest("-p", "no:cacheprovider",
+                               "strata-sql::test_model_sql[models/duckdb/nope]")
+    assert wrong.ret != 0
+    wrong.stderr.fnmatch_lines(["*no Strata SQL test has the id*--collect-only*"])
+
+
 def test_plugin_fails_a_module_that_does_not_compile(pytester, project):
     edit(project / "models", "filter status = 'paid'", "filter statuz = 'paid'")
     result = pytester.runpytest("-p", "no:cacheprovider")

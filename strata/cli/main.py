@@ -131,7 +131,7 @@ _COMMAND_MODULES = {"check": "compile_cmds", "compile": "compile_cmds", "build":
                     "branch": "run_cmds", "backfill": "backfill_cmd", "gc": "gc_cmd", "test": "test_cmd",
                     "lsp": "lsp_cmd",
                     "init": "init_cmd", "snapshot": "snapshot_cmd", "lineage": "lineage_cmd",
-                    "graph": "graph_cmd", "diff": "diff_cmd", "show": "show_cmd",
+                    "graph": "graph_cmd", "diff": "diff_cmd", "show": "show_cmd", "fmt": "fmt_cmd",
                     "sql": "show_cmd"}
 
 

@@ -75,7 +75,9 @@ def failed_entry(run, err: StrataError, attempt: Attempt) -> H.HistoryEntry:
     # failed (its own violations are not reported: the same record with any number of
     # workers); only an error the run reports about the model itself puts it in
     # `failed` instead
-    not_built = _downstream_of(run, attempt.closure, set(run.pin_failed))
+    # downstream of a failed pin, or of the model the engine failed on (E080): never built
+    stopped = set(run.pin_failed) | ({run.failed[0]} if run.failed is not None else set())
+    not_built = _downstream_of(run, attempt.closure, stopped)
     failed = failed_models(run, err, set(not_built))
     not_built = {m: up for m, up in not_built.items() if m not in failed}
     results = run.results

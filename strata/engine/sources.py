@@ -170,6 +170,19 @@ def local_reader(ad: Adapter, src: SourceInfo, binding: SourceBinding) -> Adapte
     return DuckDBAdapter.memory()
 
 
+def reference_reader(ad: Adapter, src: SourceInfo, binding: SourceBinding) -> Adapter | None:
+    """An in-memory DuckDB to fingerprint a file source with, on an engine whose own
+    fingerprint of a file would differ (another row hash, other type names: Spark read
+    examples/shop's Parquet file to another run id); None on DuckDB, and for a source
+    that is a table. The same file then gives the same run id on every warehouse, at
+    the cost of a second read of the file where the engine reads it in place."""
+    if src.file is None or binding.override is not None or ad.dialect.fingerprints_files:
+        return None
+    from strata.engine.adapters.duckdb import DuckDBAdapter
+
+    return DuckDBAdapter.memory()
+
+
 def in_place(ad: Adapter, src: SourceInfo, binding: SourceBinding) -> SourceBinding:
     """The binding of a file the engine reads in place, spelled as the engine reads it
     (Spark: parquet.`file:/...`; DuckDB: the binding itself)."""
@@ -308,12 +321,14 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
     rows' hash too (a query that fails with them is run without: the fingerprint
     must not fail because of what detection asks for)."""
     ad = _as_adapter(con)
-    local = local_reader(ad, src, binding) if binding.read is None else None
-    if local is not None:  # a file the engine cannot read: fingerprinted where it is read
+    reference = reference_reader(ad, src, binding)
+    if reference is not None:  # a file: fingerprinted as DuckDB reads it, on any engine
+        plain = SourceBinding(binding.name, binding.relation, binding.shown, binding.override)
         try:
-            return counted_fingerprint(local, src, binding, schema)
+            return counted_fingerprint(reference, src, plain,
+                                       _describe(reference, plain.relation))
         finally:
-            local.close()
+            reference.close()
     binding = in_place(ad, src, binding)
     declared = [n for n, _ in src.columns]
     if splits and ad.folds_split_scans:

@@ -66,6 +66,12 @@ def describe(index: Index, target: Definition) -> str:
             if target.owner else None
         return (f"```strata\n{target.name}: {target.type}\n```\n"
                 f"{described(meta)}{target.origin}, defined at {where}")
+    if target.kind == "function":
+        return user_function_text(index, index.module.functions[target.name])
+    if target.kind == "relation":  # a model's `with`
+        body = "\n".join(f"  {c.definition.name}: {c.definition.type}" for c in target.columns)
+        return (f"```strata\nwith {target.name} {{\n{body}\n}}\n```\n"
+                f"{target.origin}, defined at {where}")
     if target.kind in ("model", "source"):
         cols = index.outputs.get(target.name, [])
         body = "\n".join(f"  {c.definition.name}: {c.definition.type}" for c in cols)

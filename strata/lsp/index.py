@@ -15,6 +15,7 @@ Only navigation reads this; diagnostics come from the compiler itself.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -31,12 +32,13 @@ _EXPRS = tuple(t for t in ast.Expr.__args__)  # the expression node classes
 
 @dataclass(eq=False)
 class Definition:
-    kind: str  # source | model | test | column
+    kind: str  # source | model | test | column | function (a `fn`) | relation (a `with`)
     name: str
     span: Span  # the name as written
     type: T.Type | None = None
     origin: str = ""  # words for hover: where the column comes from
     owner: str | None = None  # the model or source a column belongs to
+    columns: list[ColumnIn] = field(default_factory=list)  # a `with` relation's
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,17 @@ class Index:
     references: list[Reference] = field(default_factory=list)
     scopes: list[ScopeAt] = field(default_factory=list)
     column_defs: list[Definition] = field(default_factory=list)
+    functions: dict[str, Definition] = field(default_factory=dict)  # the module's `fn`s
+    relations: list[Definition] = field(default_factory=list)  # every model's `with`s
+    parts: dict[str, _Part] = field(default_factory=dict)  # "model m", "source s", "fn"
     _lines: dict[str, list[str]] = field(default_factory=dict)
+    _files: dict[str, tuple[list[Reference], list[ScopeAt]]] = field(default_factory=dict)
 
     # ------------------------------------------------------------ queries
     def at(self, file: str, line: int, column: int) -> Reference | None:
         """The innermost reference or definition under a 1-based position."""
         best: Reference | None = None
-        for ref in self._here(file):
+        for ref in self._here(file)[0]:
             if _contains(ref.span, line, column) and (best is None
                                                        or _size(ref.span) < _size(best.span)):
                 best = ref
@@ -85,11 +91,11 @@ class Index:
     def scope_at(self, file: str, line: int, column: int) -> ScopeAt | None:
         """The scope of the step under the cursor; on a line of its own (a step being
         written), the scope the step before it leaves."""
-        found = [s for s in self.scopes if s.span.file == file and _contains_wide(
-            s.span, line, column)]
+        scopes = self._here(file)[1]
+        found = [s for s in scopes if _contains_wide(s.span, line, column)]
         if found:
             return min(found, key=lambda s: _size(s.span))
-        before = [s for s in self.scopes if s.span.file == file and s.span.end_line < line]
+        before = [s for s in scopes if s.span.end_line < line]
         if not before:
             return None
         last = max(before, key=lambda s: (s.span.end_line, s.span.end_column))
@@ -102,10 +108,22 @@ class Index:
     def references_to(self, target: Definition) -> list[Reference]:
         return [r for r in self.references if r.target is target]
 
-    def _here(self, file: str) -> list[Reference]:
-        own = [Reference(d.span, d) for d in (*self.definitions.values(), *self.column_defs)
-               if d.span.file == file]
-        return own + [r for r in self.references if r.span.file == file]
+    def _here(self, file: str) -> tuple[list[Reference], list[ScopeAt]]:
+        """The names written in `file` (each definition as a reference to itself) and
+        its steps' scopes: from the parts of its declarations, once per index, so a
+        request after an edit reads one file's share, not the module's."""
+        found = self._files.get(file)
+        if found is None:
+            parts = [p for p in self.parts.values() if p.file in (file, None)]
+            defs = [*(d for d in (*self.definitions.values(), *self.functions.values())
+                      if d.span.file == file),
+                    *(d for p in parts for d in (*p.column_defs, *p.relations)
+                      if d.span.file == file)]
+            refs = [Reference(d.span, d) for d in defs]
+            refs += [r for p in parts for r in p.references if r.span.file == file]
+            scopes = [s for p in parts for s in p.scopes if s.span.file == file]
+            found = self._files[file] = (refs, scopes)
+        return found
 
     def set_line(self, file: str, n: int, text: str) -> None:
         """The editor's line `n` as typed now (completion reads the words before the
@@ -136,31 +154,148 @@ def _size(span: Span) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------- building
-def build_index(module: Module) -> Index:
+@dataclass
+class _Part:
+    """What one declaration adds to the index (a model's references, scopes, column
+    definitions, `with`s and output), kept by the next index while nothing it read
+    changed: at 1,000 models an edit walks the edited file's models and the readers
+    whose inputs changed, not the module."""
+
+    decl: object = None
+    file: str | None = None  # where all it holds is written (None: several files)
+    reads: set[str] = field(default_factory=set)  # relation names looked up
+    references: list[Reference] = field(default_factory=list)
+    scopes: list[ScopeAt] = field(default_factory=list)
+    column_defs: list[Definition] = field(default_factory=list)
+    relations: list[Definition] = field(default_factory=list)
+    outputs: list[ColumnIn] = field(default_factory=list)
+
+    @property
+    def signature(self) -> tuple:
+        """What a reader's walk sees of it: its columns' names and types."""
+        return tuple((c.definition.name, str(c.definition.type)) for c in self.outputs)
+
+
+def build_index(module: Module, previous: Index | None = None) -> Index:
+    """The index of `module`; with the `previous` one (of the module before an edit),
+    every declaration whose syntax tree is the same object (its file was not parsed
+    again) and whose inputs kept their columns is taken over as it was. A walked
+    declaration whose columns are the same keeps its `Definition` objects (their
+    places and types updated), so what its readers point at stays valid."""
     index = Index(module)
-    for name, src in module.sources.items():
-        decl = src.decl
-        index.definitions[name] = Definition("source", name, decl.name_span, None,
-                                             f"source `{name}`")
-        cols = []
-        types = dict(src.columns)
-        for col in decl.columns:
-            d = Definition("column", col.name, _name_span(col.span, col.name),
-                           types.get(col.name, ERROR), f"column of source `{name}`", name)
-            index.column_defs.append(d)
-            cols.append(ColumnIn(d, None))
-        index.outputs[name] = cols
-    for name, info in module.models.items():
-        index.definitions[name] = Definition("model", name, info.decl.name_span, None,
-                                             f"model `{name}`")
-    for name, test in module.tests.items():
-        index.definitions["test " + name] = Definition("test", name, test.name_span)
+    old_parts = previous.parts if previous is not None else {}
+    old_defs = previous.definitions if previous is not None else {}
+    fns = tuple(fn.decl for fn in module.functions.values())
+    same_fns = "fn" in old_parts and _same(old_parts["fn"].decl, fns)
+    if not same_fns:
+        old_parts = {}  # a model holds its calls' bodies: an edited `fn` walks them all
+    changed = {n for n in old_defs if n not in module.sources and n not in module.models}
     walker = _Walker(index)
-    for name in [*module.order, *(m for m in module.models if m not in module.order)]:
-        walker.model(module.models[name].decl)
-    for test in module.tests.values():
-        walker.test(test)
+    for name, src in module.sources.items():
+        index.definitions[name] = _kept_def(old_defs.get(name), "source", name,
+                                            src.decl.name_span, f"source `{name}`", changed)
+    for name, info in module.models.items():
+        index.definitions[name] = _kept_def(old_defs.get(name), "model", name,
+                                            info.decl.name_span, f"model `{name}`", changed)
+    for name, src in module.sources.items():
+        _settle(index, f"source {name}", src.decl, old_parts, changed, name,
+                lambda s=src, n=name: _source_part(s, n))
+    if same_fns:
+        index.functions = previous.functions
+        index.parts["fn"] = old_parts["fn"]
+    else:
+        index.parts["fn"] = walker.functions(module, fns)
+    ordered = set(module.order)
+    for name in [*module.order, *(m for m in module.models if m not in ordered)]:
+        decl = module.models[name].decl
+        _settle(index, f"model {name}", decl, old_parts, changed, name,
+                lambda d=decl: walker.model(d))
+    index.parts["tests"] = walker.tests(module)
+    for part in index.parts.values():
+        index.references.extend(part.references)
+        index.scopes.extend(part.scopes)
+        index.column_defs.extend(part.column_defs)
+        index.relations.extend(part.relations)
     return index
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def _kept_def(old: Definition | None, kind: str, name: str, span: Span, origin: str,
+              changed: set[str]) -> Definition:
+    """A source's or model's definition: the previous object when there is one of the
+    same kind (readers kept point at it), at its place now."""
+    if old is None or old.kind != kind:
+        changed.add(name)
+        return Definition(kind, name, span, None, origin)
+    old.span = span
+    return old
+
+
+def _settle(index: Index, key: str, decl, old_parts: dict[str, _Part], changed: set[str],
+            name: str, walk) -> None:
+    """Take the previous part over, or walk the declaration again; a walked one whose
+    signature differs makes its readers walk again."""
+    old = old_parts.get(key)
+    if old is not None and old.decl is decl and changed.isdisjoint(old.reads):
+        part = old
+    else:
+        part = walk()
+        part.decl = decl
+        part.file = decl.span.file
+        if old is None or not _adopt(old, part):
+            changed.add(name)
+    index.parts[key] = part
+    index.outputs[name] = part.outputs
+
+
+def _adopt(old: _Part, new: _Part) -> bool:
+    """Make `new` point at `old`'s column definitions where it defines the same
+    columns (each updated in place), so readers walked against `old` stay right.
+    False when the columns differ: the readers must walk again."""
+    if old.signature != new.signature:
+        return False
+    own_old = {id(d) for d in old.column_defs}
+    own_new = {id(d) for d in new.column_defs}
+    swap: dict[int, Definition] = {}
+    for before, now in zip(old.outputs, new.outputs, strict=True):
+        if before.definition is now.definition:
+            continue
+        if id(before.definition) not in own_old or id(now.definition) not in own_new:
+            return False
+        kept = before.definition
+        kept.span, kept.type, kept.origin, kept.owner = (now.definition.span, now.definition.type,
+                                                         now.definition.origin,
+                                                         now.definition.owner)
+        swap[id(now.definition)] = kept
+
+    def mapped(d: Definition) -> Definition:
+        return swap.get(id(d), d)
+
+    new.column_defs = [mapped(d) for d in new.column_defs]
+    new.references = [Reference(r.span, mapped(r.target)) for r in new.references]
+    for col in (*new.outputs, *(c for s in new.scopes for c in (*s.columns, *s.after)),
+                *(c for d in new.relations for c in d.columns)):
+        col.definition = mapped(col.definition)
+    return True
+
+
+def _source_part(src, name: str) -> _Part:
+    part = _Part()
+    types = dict(src.columns)
+    for col in src.decl.columns:
+        d = Definition("column", col.name, _name_span(col.span, col.name),
+                       types.get(col.name, ERROR), f"column of source `{name}`", name)
+        part.column_defs.append(d)
+        part.outputs.append(ColumnIn(d, None))
+    return part
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "span")
 
 
 def _name_span(span: Span, name: str) -> Span:
@@ -173,37 +308,79 @@ class _Walker:
 
     def __init__(self, index: Index):
         self.index = index
+        self.out = _Part()  # where what the walk finds goes: the model's part
         self.ids = itertools.count(1)
         self.by_id: dict[int, ColumnIn] = {}
         self.on_scope: tuple[list[ColumnIn], list[str]] = ([], [])  # the last join's
+        self.withs: dict[str, Definition] = {}  # the model's `with` relations, by name
 
     # ------------------------------------------------------------ models and tests
-    def model(self, decl: ast.ModelDecl) -> None:
+    def functions(self, module: Module, decls: tuple) -> _Part:
+        """The module's `fn`s: their definitions, parameters and bodies."""
+        self.out = part = _Part(decl=decls)
+        for name, fn in module.functions.items():
+            self.index.functions[name] = Definition("function", name, fn.decl.name_span,
+                                                    fn.returns, f"fn `{name}`")
+        for fn in module.functions.values():
+            self.function(fn.decl)
+        return part
+
+    def tests(self, module: Module) -> _Part:
+        self.out = part = _Part()
+        for name, test in module.tests.items():
+            self.index.definitions["test " + name] = Definition("test", name, test.name_span)
+        for test in module.tests.values():
+            self.test(test)
+        return part
+
+    def function(self, decl: ast.FunctionDecl) -> None:
+        """A `fn`'s parameters, and where its body reads them."""
+        params = []
+        for param in decl.params:
+            d = Definition("column", param.name, _name_span(param.span, param.name),
+                           self.index.module.functions[decl.name].params[len(params)].type,
+                           f"parameter of fn `{decl.name}`")
+            self.out.column_defs.append(d)
+            params.append(ColumnIn(d, None))
+        self._expr(decl.body, params, [])
+
+    def model(self, decl: ast.ModelDecl) -> _Part:
+        self.out = part = _Part()
+        self.withs = {}
         try:
+            for item in decl.withs:  # each reads the ones before it
+                cols = self.pipeline(item.pipeline.steps, decl.name)
+                d = Definition("relation", item.name, item.name_span, None,
+                               f"`with` in `{decl.name}`", decl.name,
+                               [ColumnIn(c.definition, None) for c in cols if c.visible])
+                self.out.relations.append(d)
+                self.withs[item.name] = d
             out = self.pipeline(decl.steps, decl.name)
         except RecursionError:
             out = []
-        self.index.outputs[decl.name] = [ColumnIn(c.definition, None) for c in out
-                                         if c.visible or c.qualifier is None]
+        part.outputs = [ColumnIn(c.definition, None) for c in out
+                        if c.visible or c.qualifier is None]
         for prop in decl.properties:
-            self._name_refs(prop.value, prop.value_span, decl.name)
+            self._name_refs(prop.value, prop.value_span, part.outputs)
         for pin in decl.pins:
             if pin.span is not None:
-                self._name_refs(pin.columns, pin.span, decl.name)
+                self._name_refs(pin.columns, pin.span, part.outputs)
+        return part
 
     def test(self, decl: ast.TestDecl) -> None:
         for block in decl.blocks:
             target = self.index.definitions.get(block.relation)
             span = self._word(block.span, block.relation)
             if target is not None and span is not None:
-                self.index.references.append(Reference(span, target))
+                self.out.references.append(Reference(span, target))
             if target is not None:
-                self._name_refs(block.columns, block.span, block.relation, skip=1)
+                self._name_refs(block.columns, block.span,
+                                self.index.outputs.get(block.relation, []), skip=1)
 
-    def _name_refs(self, value, span: Span, owner: str, skip: int = 0) -> None:
+    def _name_refs(self, value, span: Span, outputs: list[ColumnIn], skip: int = 0) -> None:
         """Column names written as plain names (pins, merge keys, a test's header)."""
         names = value if isinstance(value, tuple) else (value,) if isinstance(value, str) else ()
-        cols = {c.definition.name: c.definition for c in self.index.outputs.get(owner, [])}
+        cols = {c.definition.name: c.definition for c in outputs}
         text = "\n".join(self.index.line(span.file, n)
                          for n in range(span.line, span.end_line + 1))
         for name in names:
@@ -212,7 +389,7 @@ class _Walker:
             for m in itertools.islice(re.finditer(rf"\b{re.escape(name)}\b", text), skip, None):
                 line = span.line + text.count("\n", 0, m.start())
                 start = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-                self.index.references.append(Reference(
+                self.out.references.append(Reference(
                     Span(span.file, line, start, line, start + len(name)), cols[name]))
                 break
 
@@ -224,7 +401,7 @@ class _Walker:
         over = False
         for step in steps:
             at = ScopeAt(step.span, list(scope), list(aliases))
-            self.index.scopes.append(at)
+            self.out.scopes.append(at)
             scope, aliases, keys, over = self._step(step, scope, aliases, keys, over, owner)
             at.after = list(scope)
             if isinstance(step, ast.Join):  # its `on` reads the joined relation too
@@ -323,11 +500,13 @@ class _Walker:
                 self._exprs(arg, [], aliases)
             cols = []
         else:
-            target = self.index.definitions.get(relation)
+            own = self.withs.get(relation)  # a `with` of the model hides a model
+            self.out.reads.add(relation)
+            target = own or self.index.definitions.get(relation)
             span = self._word(step.span, relation, skip_first=True)
             if target is not None and span is not None:
-                self.index.references.append(Reference(span, target))
-            cols = self.index.outputs.get(relation, [])
+                self.out.references.append(Reference(span, target))
+            cols = own.columns if own is not None else self.index.outputs.get(relation, [])
             name = alias or relation
         if alias is not None:
             self._word(step.span, alias, after=" as ")
@@ -359,17 +538,33 @@ class _Walker:
             found = self._find(ref, scope)
             if found is None:
                 return Diagnostic("E011", "unknown", ref.span)
-            self.index.references.append(Reference(ref.span, found.definition))
+            self.out.references.append(Reference(ref.span, found.definition))
             col_id = next(self.ids)
             self.by_id[col_id] = found
             return Col(col_id, ref.name, found.definition.type or ERROR, found.qualifier)
 
         ctx = ExprContext(lookup, "lsp", allow_aggregate=aggregate or over, over=over,
                           diagnostics=[], functions=self.index.module.functions)
+        if self.index.functions:  # most modules have no `fn`: no walk for calls
+            self._calls(expr)
         try:
             return ExpressionTyper(ctx).type(expr).type
         except (RecursionError, KeyError, TypeError, ValueError, AttributeError):
             return None
+
+    def _calls(self, node) -> None:
+        """Each call of a module's `fn` in an expression, as a reference to it."""
+        if isinstance(node, ast.Call):
+            target = self.index.functions.get(node.name)
+            if target is not None:
+                self.out.references.append(Reference(_name_span(node.span, node.name),
+                                                       target))
+        if isinstance(node, tuple):
+            for item in node:
+                self._calls(item)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, Span | ast.Pipeline):
+            for name in _field_names(type(node)):
+                self._calls(getattr(node, name))
 
     @staticmethod
     def _find(ref: ast.Column, scope: list[ColumnIn]) -> ColumnIn | None:
@@ -385,7 +580,7 @@ class _Walker:
     def _define(self, name: str, span: Span, typ: T.Type | None, origin: str,
                 owner: str) -> Definition:
         d = Definition("column", name, _name_span(span, name), typ or ERROR, origin, owner)
-        self.index.column_defs.append(d)
+        self.out.column_defs.append(d)
         return d
 
     def _word(self, span: Span, word: str, after: str | None = None,

@@ -32,6 +32,9 @@ def target_at(index: Index, file: str, line: int, column: int) -> Target:
     if found is None:
         raise RenameRefused("no model or column under the cursor")
     target = found.target
+    if target.kind in ("function", "relation"):
+        what = "fn" if target.kind == "function" else "`with` relation"
+        raise RenameRefused(f"`{target.name}` is a {what}: rename renames models and columns")
     if target.kind in ("source", "test") or (target.kind == "column"
                                              and target.owner in index.module.sources):
         raise RenameRefused(f"`{target.name}` is a {_kind(target)}: its name is the data's "

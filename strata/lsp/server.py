@@ -1,6 +1,6 @@
 """`strata lsp`: the language server. Wiring only: each request is answered by the
 feature module named for its job (diagnostics, hover, definition, completion,
-symbols, quickfix, rename, sql_view) from the module checked last and its index.
+symbols, quickfix, rename, formatting, sql_view) from the module checked last and its index.
 
 A document belongs to the module found from its path (`search.find_module_root`,
 or the `module` initialization option, for the documents inside it); a document
@@ -37,6 +37,7 @@ from strata.lsp import (
     completion,
     definition,
     diagnostics,
+    formatting,
     hover,
     quickfix,
     rename,
@@ -217,7 +218,7 @@ class StrataServer(LanguageServer):
             return
         if built is not None and all(built[1].covers(f) for f in broken):
             return
-        self.indexes[key] = (previous, build_index(previous))
+        self.indexes[key] = (previous, build_index(previous, built[1] if built else None))
 
     def schedule(self, key: Key) -> None:
         handle = self.pending.pop(key, None)
@@ -262,7 +263,7 @@ class StrataServer(LanguageServer):
         file = self.name_of(uri)
         built = self.indexes.get(key)
         if built is None or built[0] is not module:
-            fresh = build_index(module)
+            fresh = build_index(module, built[1] if built is not None else None)
             # a file that does not parse now (mid-edit) is answered from the last
             # index that knew it, so completion works while a step is half-typed
             if fresh.covers(file) or built is None or not built[1].covers(file):
@@ -560,6 +561,16 @@ def on_rename(ls: StrataServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit:
         changes.setdefault(location.uri, []).append(
             lsp.TextEdit(range=location.range, new_text=params.new_name))
     return lsp.WorkspaceEdit(changes=changes)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+def on_formatting(ls: StrataServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+    """The document in `strata fmt`'s layout: one edit over the whole text, or none
+    when it is laid out already or does not parse (its diagnostics say why)."""
+    doc = ls.workspace.text_documents.get(params.text_document.uri)
+    if doc is None:
+        return []
+    return formatting.edits(doc.source, ls.name_of(params.text_document.uri))
 
 
 RENDER_USAGE = ("strata.renderSql takes the document's URI (a string), a 0-based line "

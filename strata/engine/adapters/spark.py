@@ -35,6 +35,8 @@ import logging
 import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import warnings
 from pathlib import Path
@@ -94,22 +96,57 @@ def local_session(directory: str, app: str = "strata") -> Any:
     java = (f"-Duser.timezone=UTC -Dderby.system.home={root} "
             f"-Dlog4j2.configurationFile={logs.as_uri()}")
     metastore = f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
-    builder = (SparkSession.builder.master("local[2]").appName(app)
-               .config("spark.sql.catalogImplementation", "hive")
-               .config("spark.sql.warehouse.dir", str(root / "warehouse"))
-               .config("spark.hadoop.javax.jdo.option.ConnectionURL", metastore)
-               .config("spark.driver.extraJavaOptions", java)
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               # a killed CREATE TABLE AS may leave its folder without a catalogue entry;
-               # the next run's table of that name writes over it (engines.md §5)
-               .config("spark.sql.legacy.allowNonEmptyLocationInCTAS", "true"))
-    session = builder.getOrCreate()
+    from pyspark import SparkConf
+
+    conf = (SparkConf().setMaster("local[2]").setAppName(app)
+            .set("spark.sql.catalogImplementation", "hive")
+            .set("spark.sql.warehouse.dir", str(root / "warehouse"))
+            .set("spark.hadoop.javax.jdo.option.ConnectionURL", metastore)
+            .set("spark.driver.extraJavaOptions", java)
+            .set("spark.sql.session.timeZone", "UTC")
+            .set("spark.sql.shuffle.partitions", "2")
+            .set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false")
+            # a killed CREATE TABLE AS may leave its folder without a catalogue entry;
+            # the next run's table of that name writes over it (engines.md §5)
+            .set("spark.sql.legacy.allowNonEmptyLocationInCTAS", "true"))
+    _quiet_gateway(conf)
+    session = SparkSession.builder.config(conf=conf).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     return session
+
+
+# Spark 4 starts its JVM with the JDK's incubating vector module, and the JVM says so
+# on stderr at every start: a line every Spark command printed (issue 38)
+JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+
+
+def _quiet_gateway(conf: Any) -> None:
+    """Start the local JVM (pyspark's own launcher, our conf) with its stderr read by a
+    thread that passes every line on but the JVM's start-up notice. Nothing when this
+    process has a JVM already."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is not None:
+            return
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+        SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm
+    threading.Thread(target=_pass_on, args=(gateway.proc.stderr,), daemon=True,
+                     name="strata-spark-stderr").start()
+
+
+def _pass_on(stream) -> None:
+    for line in iter(stream.readline, b""):
+        if line.rstrip().startswith(JVM_NOISE):
+            continue
+        try:
+            sys.stderr.buffer.write(line)
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):  # stderr closed, or not bytes
+            return
 
 
 def _probe(session: Any) -> None:

@@ -208,6 +208,9 @@ class PinSpec:
     values: tuple[exp.Expression, ...] = ()  # accepted: literal nodes
     expr: exp.Expression | None = None  # holds: a bool condition over ColRef(output id)
     text: str = ""  # accepted/holds: the values or condition as SQL, for messages
+    # references: the relation reads this model, so the pin is checked after both are
+    # built (resolve.py, ModelInfo.pins_after), not before the model's readers
+    after: bool = False
 
     def describe(self) -> str:
         if self.kind == "references":

@@ -3,6 +3,7 @@ pins and contracts (E060, E065), and test blocks (E066)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from sqlglot import exp
@@ -11,7 +12,7 @@ from strata.diagnostics import Diagnostic, did_you_mean
 from strata.plan import AggregateStage, FilterStage, Incremental, PinSpec, Plan, RelationRef
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
-from strata.semantics.module import Module
+from strata.semantics.module import ModelInfo, Module
 from strata.semantics.scopes import ModuleScope
 from strata.syntax import ast
 
@@ -329,6 +330,8 @@ def _pins(r: ModuleScope, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
                 continue
             pins.append(PinSpec("columns", contract=tuple(contract), span=pin.span))
         elif pin.kind == "references":
+            if pin.relation in r.module.models[decl.name].pins_after:
+                continue  # its relation is not resolved yet: deferred_pins
             spec = _references(r, decl, plan, pin)
             if spec is not None:
                 pins.append(spec)
@@ -341,6 +344,17 @@ def _pins(r: ModuleScope, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
             if spec is not None:
                 pins.append(spec)
     return pins
+
+
+def deferred_pins(r: ModuleScope, info: ModelInfo) -> None:
+    """The `pin references` of a model whose relation reads the model (ModelInfo.
+    pins_after), checked once that relation is resolved, after every model: they
+    join the model's pins, marked to be checked after both models are built."""
+    for pin in info.decl.pins:
+        if pin.kind == "references" and pin.relation in info.pins_after:
+            spec = _references(r, info.decl, info.plan, pin)
+            if spec is not None:
+                info.plan.pins.append(replace(spec, after=True))
 
 
 def _unknown_columns(r: ModuleScope, pin: ast.Pin, names, have: dict, where: str) -> bool:

@@ -9,14 +9,25 @@ from decimal import Decimal
 from sqlglot import exp
 
 from strata.diagnostics import Diagnostic, did_you_mean
-from strata.plan import AggregateStage, FilterStage, Incremental, PinSpec, Plan, RelationRef
+from strata.plan import (
+    AggregateStage,
+    DeriveStage,
+    FilterStage,
+    Incremental,
+    PinSpec,
+    Plan,
+    RelationRef,
+)
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
 from strata.semantics.module import ModelInfo, Module
 from strata.semantics.scopes import ModuleScope
+from strata.sqlgen.clock import clock_column
 from strata.syntax import ast
 
-STRATEGIES = ("replace", "append", "upsert")
+STRATEGIES = ("replace", "append", "upsert", "history")
+# merge_strategy history: the columns a version of a key is valid between (run times)
+HISTORY_COLUMNS = ("valid_from", "valid_to")
 PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "compact_layers",
               "compact_ratio", "on_drift", "lookback", "delete_when")
 ON_DRIFT = ("warn", "recompute", "fail", "ignore")
@@ -82,7 +93,7 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
                                  STRATEGIES)
             r.error("E086", f"unknown merge_strategy `{shown}`", strategy_prop.value_span,
                     (guess + " (one name, no brackets)" if guess and isinstance(value, tuple)
-                     else guess) or "merge_strategy is one of replace, append, upsert")
+                     else guess) or "merge_strategy is one of replace, append, upsert, history")
             return None
         strategy = value
     if "incremental" not in props and strategy_prop is None:
@@ -122,7 +133,12 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
                     "watermark needs an ordered scalar (number, date, timestamp, text)",
                     cdc.value_span)
             ok = False
-    elif strategy in ("append", "upsert"):
+    if cdc is not None and strategy == "history":
+        r.error("E210", "merge_strategy history takes no `cdc_column`", cdc.span,
+                "a history compares every column of each key with its open version: "
+                "remove `cdc_column`")
+        ok = False
+    elif cdc is None and strategy in ("append", "upsert"):
         r.error("E088", f"merge_strategy {strategy} needs `cdc_column`",
                 strategy_prop.value_span, "add `cdc_column: updated_at` (a monotone column)")
         ok = False
@@ -135,12 +151,13 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
             ok = False
         else:
             keys = keys_prop.value
-    if strategy == "upsert" and (keys_prop is None or isinstance(keys_prop.value, tuple)):
+    if strategy in ("upsert", "history") and (keys_prop is None
+                                              or isinstance(keys_prop.value, tuple)):
         if not steps_ok:
             ok = False
         elif keys_prop is None or not keys:
             span = keys_prop.value_span if keys_prop else strategy_prop.value_span
-            r.error("E089", "merge_strategy upsert needs non-empty `merge_keys`", span,
+            r.error("E089", f"merge_strategy {strategy} needs non-empty `merge_keys`", span,
                     "add `merge_keys: [id]`")
             ok = False
         else:
@@ -181,6 +198,9 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
     cdc_type = output[cdc_name].type if cdc_name in output and steps_ok else None
     lookback = _lookback(r, props, strategy, cdc_type)
     deleted = _delete_when(r, decl, plan, props, strategy) if steps_ok else None
+    if strategy == "history" and steps_ok and not _history_columns(r, decl, plan,
+                                                                   strategy_prop):
+        ok = False
     if not ok or drift is None or lookback is False or deleted is False:
         return None
     text = ""
@@ -191,6 +211,28 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
         plan.stages.append(FilterStage(_not_true(deleted)))
     return Incremental(strategy, cdc_name, tuple(keys), layers, ratio, drift, lookback,
                        deleted, text, on_drift_written="on_drift" in props)
+
+
+def _history_columns(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
+                     strategy: ast.Property) -> bool:
+    """merge_strategy history: the model's rows gain `valid_from` (the run's
+    timestamp) and `valid_to` (NULL: the version is open), a last derive, so the
+    first run (and the model's canonical SQL) is every row opened now; a merge then
+    closes and opens versions (sqlgen/history.py). E211 when the model has either
+    column already."""
+    taken = [c.name for c in plan.output if c.name.lower() in HISTORY_COLUMNS]
+    if taken:
+        r.error("E211", f"merge_strategy history adds `valid_from` and `valid_to`, and "
+                f"`{decl.name}` has `{taken[0]}` already", strategy.value_span,
+                f"rename it in the model's `select` (`{taken[0]} as source_{taken[0]}`)")
+        return False
+    cols = [r.new_col(name, T.TIMESTAMP) for name in HISTORY_COLUMNS]
+    opened = exp.cast(exp.Null(), exp.DataType.build("TIMESTAMP"))
+    plan.stages.append(DeriveStage([(cols[0], clock_column("run_timestamp")),
+                                    (cols[1], opened)]))
+    plan.output = [*plan.output, *cols]
+    plan.clock = plan.clock | {"run_timestamp"}
+    return True
 
 
 def _not_true(condition: exp.Expression) -> exp.Expression:

@@ -68,7 +68,7 @@ def history_query(columns: list[str], previous: exp.Expression, current: exp.Sel
     closed = prev_rows(kept, exp.Not(this=is_open()))
     unchanged = prev_rows([column(c, PREV) for c in columns],
                           exp.And(this=is_open(), expression=in_current()))
-    ending = [column(c, PREV) if c != VALID_TO else exp.alias_(at.copy(), VALID_TO, quoted=True)
+    ending = [column(c, PREV) if c != VALID_TO else exp.Alias(this=at.copy(), alias=ident(VALID_TO))
               for c in columns]
     ended = prev_rows(ending, exp.And(this=is_open(), expression=exp.Not(this=in_current())))
     probe = exp.Select(expressions=[exp.Literal.number(1)])

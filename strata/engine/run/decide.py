@@ -109,9 +109,9 @@ def _keeps_histories(module: Module, opts: RunOptions, closure: list[str],
         if opts.backfill_of is not None and opts.rebuild is not None and name in opts.rebuild:
             raise fail("E213", f"a backfill cannot recompute the history of `{name}`", span,
                        f"a history records what the model gave at each run; run {opts.backfill_of}"
-                       "'s versions cannot be corrected afterwards: leave it out with "
-                       "`--models`, and let the next run record the corrected rows as new "
-                       "versions")
+                       "'s versions cannot be corrected afterwards: leave it and the models "
+                       "reading it out with `--models`, and let the next run record the "
+                       "corrected rows as new versions")
 
 
 def _reasons(module: Module, registry: H.Registry, opts: RunOptions, state: Observed,

@@ -147,7 +147,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E086": ("unknown merge_strategy", "merge_strategy: merge"),
     "E087": ("append/upsert on a model with group/aggregate", "merge_strategy: append + aggregate"),
     "E088": ("cdc_column is not a real output column", "cdc_column: nope"),
-    "E089": ("upsert without valid merge_keys", "merge_strategy: upsert without merge_keys"),
+    "E089": ("upsert or history without valid merge_keys",
+             "merge_strategy: upsert without merge_keys"),
     "E090": ("unknown dialect", "--dialect oracle"),
     "E091": ("the dialect cannot express this", "a construct with no equivalent in the target"),
     "E092": ("an expression is nested too deeply to compile",
@@ -248,4 +249,12 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "E196": ("SQL that cannot be read", "strata sql -o w.duckdb 'select ('"),
     "E197": ("not one query that only reads", "strata sql -o w.duckdb 'delete from t'"),
     "E198": ("the warehouse refused the query", "strata sql -o w.duckdb 'select * from nope'"),
+    # merge_strategy history (issue 40)
+    "E210": ("a history with a cdc_column", "merge_strategy: history with cdc_column: updated_at"),
+    "E211": ("a history model with its own valid_from or valid_to",
+             "merge_strategy: history on a model that selects valid_to"),
+    "E212": ("a full refresh that would start a history over",
+             "strata run m.strata --full-refresh (without --reset-history)"),
+    "E213": ("a backfill that would recompute a history", "strata backfill m.strata RUN ..."),
+    "E214": ("a history whose columns changed", "a column added to a history model"),
 }

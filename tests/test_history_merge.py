@@ -55,10 +55,12 @@ class People:
 
 
 def history(wh: EngineWarehouse) -> list[tuple]:
-    people = wh.relation("main", "v_people")
-    return [tuple(r) for r in wh.sql(
-        f"SELECT id, name, coalesce(tier, '-'), CAST(valid_from AS VARCHAR), "
-        f"coalesce(CAST(valid_to AS VARCHAR), 'open') FROM {people} ORDER BY id, valid_from")]
+    """The history's rows, by key and valid_from: NULL tier as '-', times as text,
+    an open version's valid_to as 'open'."""
+    rows = wh.execute(f"SELECT id, name, tier, valid_from, valid_to FROM "
+                      f"{wh.relation('main', 'v_people')}")
+    return sorted((i, n, "-" if t is None else t, str(f), "open" if to is None else str(to))
+                  for i, n, t, f, to in rows)
 
 
 def test_a_history_closes_changed_and_gone_versions_and_opens_new_ones(engine_wh, tmp_path):
@@ -110,6 +112,17 @@ def test_a_backfill_cannot_recompute_a_history(tmp_path):
                      env={"STRATA_NOW": DAY.format(3)})
     assert error_code(refused) == "E213"
     assert "out with `--models`" in refused.stderr + refused.stdout
+
+    # a column more: old and new versions cannot share a table
+    (p.dir / "m.strata").write_text(MODULE.replace("  from raw\n  incremental",
+                                                   "  from raw\n  derive since = 1\n  incremental"))
+    changed = p.run(4, ok=False)
+    error = json.loads(changed.stdout)["error"][0]
+    assert error["code"] == "E214"
+    assert error["message"] == ("the history of `people` has columns id, name, tier, "
+                                "valid_from, valid_to; the model now gives id, name, tier, "
+                                "since, valid_from, valid_to")
+    assert "--full-refresh --reset-history --models people" in error["hint"]
 
 
 def codes(body: str) -> list[str]:

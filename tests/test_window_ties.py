@@ -66,7 +66,7 @@ def window_orders(sql: str) -> dict[str, str]:
     """model -> the ORDER BY of its window, spaces normalised."""
     out = {}
     for model, text in re.findall(r"-- model (\w+) \(full\)\n(.*?)(?=\n-- model |\Z)", sql,
-                                  re.S):
+                                  re.DOTALL):
         found = re.search(r"ROW_NUMBER\(\) OVER \((.*?)\) AS n", " ".join(text.split()))
         if found:
             out[model] = found.group(1)

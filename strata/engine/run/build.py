@@ -201,36 +201,37 @@ class _Builder:
         it. Skipped when neither table changed since the last run (checked then), or
         when the relation has no table yet (checked by the run that builds it)."""
         for name in self.plan.closure:
-            plan = self.module.plan(name)
-            after = [p for p in plan.pins if p.after]
-            if not after or name in self.pin_failed or name in self.not_built:
-                continue
-            log = CheckLog(dialect=self.ad.dialect, bitmaps=self.ad.bitmap_distinct)
-            snaps, checked = {}, []
-            for pin in after:
-                other = pin.relation.name
-                snap = self.snap_of.get(other) or self.live.get(other)
-                if other in self.not_built or other in self.pin_failed or snap is None:
-                    log.skip(pin.describe(), f"`{other}` is not built: its run checks the pin")
-                elif (self.snap_of[name] == self.base_snaps.get(name)
-                      and snap == self.base_snaps.get(other)):
-                    log.skip(pin.describe(), f"`{name}` and `{other}` are as the last run "
-                             "checked them")
-                else:
-                    snaps[other] = snap
-                    checked.append(pin)
-            try:
-                found = check_pins_after(self.ad, internal(self.snap_of[name]),
-                                         replace(plan, pins=checked), log,
-                                         lambda ref: internal(snaps[ref.name]))
-            except self.errors as err:
-                raise self._engine_failure(name, err) from None
-            result = self.results[name]
-            result.checks = [*result.checks, *log.ran]
-            result.skipped_checks = [*result.skipped_checks, *log.skipped]
-            if found:
-                self.pin_failed_after[name] = found
-                result.status = "failed"
+            after = [p for p in self.module.plan(name).pins if p.after]
+            if after and name not in self.pin_failed and name not in self.not_built:
+                self._check_after_model(name, after)
+
+    def _check_after_model(self, name: str, after: list) -> None:
+        log = CheckLog(dialect=self.ad.dialect, bitmaps=self.ad.bitmap_distinct)
+        snaps, checked = {}, []
+        for pin in after:
+            other = pin.relation.name
+            snap = self.snap_of.get(other) or self.live.get(other)
+            if other in self.not_built or other in self.pin_failed or snap is None:
+                log.skip(pin.describe(), f"`{other}` is not built: its run checks the pin")
+            elif (self.snap_of[name] == self.base_snaps.get(name)
+                  and snap == self.base_snaps.get(other)):
+                log.skip(pin.describe(), f"`{name}` and `{other}` are as the last run "
+                         "checked them")
+            else:
+                snaps[other] = snap
+                checked.append(pin)
+        try:
+            found = check_pins_after(self.ad, internal(self.snap_of[name]),
+                                     replace(self.module.plan(name), pins=checked), log,
+                                     lambda ref: internal(snaps[ref.name]))
+        except self.errors as err:
+            raise self._engine_failure(name, err) from None
+        result = self.results[name]
+        result.checks = [*result.checks, *log.ran]
+        result.skipped_checks = [*result.skipped_checks, *log.skipped]
+        if found:
+            self.pin_failed_after[name] = found
+            result.status = "failed"
 
     def _blocked_by(self, name: str) -> str | None:
         """The upstream model whose pins failed (directly or further up), if any."""

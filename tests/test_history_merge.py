@@ -136,6 +136,8 @@ def test_a_history_needs_keys_takes_no_cdc_column_and_owns_its_two_columns():
     assert codes(model.format(cols="id, name", extra="  merge_keys: [id]\n  cdc_column: id\n")) \
         == ["E210"]
     assert codes(model.format(cols="id, valid_to", extra="  merge_keys: [id]\n")) == ["E211"]
+    assert codes(model.format(cols="id, name", extra="  merge_keys: [id]\n  on_drift: fail\n")) \
+        == ["E118"]
     ok = load_text("source raw { id: int, name: text }\n" + model.format(
         cols="id, name", extra="  merge_keys: [id]\n"))
     assert not ok.diagnostics

@@ -248,7 +248,10 @@ def _merge_only(r: ModuleScope, prop: ast.Property, strategy: str, needs: tuple[
     r.error("E118", f"`{prop.name}` applies to merge_strategy {' or '.join(needs)}, not "
             f"{strategy}", prop.span,
             "append would add the re-read rows a second time; use merge_strategy: upsert"
-            if strategy == "append" else "a replace model is computed in full every run")
+            if strategy == "append" else
+            "a history compares every row with its key's open version: it reads no "
+            "watermark and deletes no key" if strategy == "history" else
+            "a replace model is computed in full every run")
     return False
 
 

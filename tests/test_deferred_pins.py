@@ -14,6 +14,7 @@ from pathlib import Path
 
 from enginehelpers import error_code, live, no_traceback, query, strata
 
+from strata.lsp.loader import Session
 from strata.semantics.resolve import load_text
 
 MODULE = """\
@@ -132,3 +133,18 @@ model y {
            "references`; `y` reads `x` by its `pin references`)" in text
     assert "a pin's relation is built before the model, unless that relation reads " \
            "the model" in text
+
+
+def test_the_editor_checks_the_pin_again_when_only_its_relation_changes(tmp_path):
+    """The editor keeps the plan of a model it did not re-resolve: a pin checked after
+    its relation still follows that relation's columns."""
+    session = Session(root=tmp_path / "m.strata", parse_cache=None)
+    first = session.check({"m.strata": MODULE})
+    assert first.ok and [p.after for p in first.plan("orders").pins] == [True]
+    renamed = MODULE.replace("select id as customer_id,", "select id as client_id,").replace(
+        "pin unique [customer_id]", "pin unique [client_id]")
+    second = session.check({"m.strata": renamed})
+    assert [(d.code, d.message) for d in second.diagnostics] == [
+        ("E011", "pin references: `customer_id` is not a column of `customers`")]
+    again = session.check({"m.strata": MODULE})
+    assert again.ok and [p.after for p in again.plan("orders").pins] == [True]

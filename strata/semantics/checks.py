@@ -394,7 +394,9 @@ def _pins(r: ModuleScope, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
 def deferred_pins(r: ModuleScope, info: ModelInfo) -> None:
     """The `pin references` of a model whose relation reads the model (ModelInfo.
     pins_after), checked once that relation is resolved, after every model: they
-    join the model's pins, marked to be checked after both models are built."""
+    join the model's pins, marked to be checked after both models are built. Those
+    of an earlier pass are replaced (the editor keeps an unchanged model's plan)."""
+    info.plan.pins = [p for p in info.plan.pins if not p.after]
     for pin in info.decl.pins:
         if pin.kind == "references" and pin.relation in info.pins_after:
             spec = _references(r, info.decl, info.plan, pin)

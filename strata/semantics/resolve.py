@@ -211,12 +211,17 @@ class Resolver(ModuleScope):
                 continue
             if len(self.diags) == before:
                 info.plan = plan
+        self.deferred_pins(order)
+        self.module.order = order
+        checks.check_tests(self.module)
+
+    def deferred_pins(self, order: list[str]) -> None:
+        """The pins checked after their relation, which reads their model, is built
+        (ModelInfo.pins_after): resolved once every model is (checks.deferred_pins)."""
         for name in order:
             info = self.module.models[name]
             if info.pins_after and info.plan is not None:
                 checks.deferred_pins(self, info)
-        self.module.order = order
-        checks.check_tests(self.module)
 
     # ------------------------------------------------------------ declarations
     def _collect(self) -> None:

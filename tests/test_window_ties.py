@@ -51,6 +51,14 @@ model grouped {
   derive n = row_number()
 }
 
+-- a full join adds right rows whose left id is NULL: the key holds no more
+model full_joined {
+  from keyed
+  join_full raw as r on r.id = id
+  window order id
+  derive n = row_number()
+}
+
 -- nothing is known unique about raw: every column breaks ties
 model unkeyed {
   from raw
@@ -84,6 +92,9 @@ def test_tie_breakers_are_added_only_when_rows_can_tie(tmp_path):
     folder = project(tmp_path)
     shown = strata("compile", "m.strata", "--show-sql", cwd=folder, check=True).stdout
     orders = window_orders(shown)
+    assert orders.pop("full_joined").strip() == (
+        "ORDER BY base.id ASC, base.k ASC, base.t ASC, base.v ASC, r.id ASC, r.k ASC, "
+        "r.t ASC, r.v ASC")
     assert orders == {
         "by_key": "PARTITION BY base.k ORDER BY base.id DESC",
         "by_time": "PARTITION BY base.k ORDER BY base.t ASC, base.id ASC",

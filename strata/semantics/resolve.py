@@ -377,7 +377,7 @@ class Resolver(ModuleScope):
         test on a model downstream: ModelInfo.pins_after), else before, as an input.
         Returns the (model, relation) edges only a pin made, for cycle messages."""
         module = self.module
-        pinned: set[tuple[str, str]] = set()
+        pinned: dict[tuple[str, str], None] = {}  # in declaration order (a set's is not)
         upstream: dict[str, set[str]] = {}  # through the models' steps only
         for name, info in module.models.items():
             for rel, span in self._pin_relations(info.decl):
@@ -391,10 +391,10 @@ class Resolver(ModuleScope):
                 elif name in upstream.setdefault(rel, module.upstream([rel])):
                     info.pins_after.append(rel)
                 else:
-                    pinned.add((name, rel))
+                    pinned[(name, rel)] = None
         for name, rel in pinned:
             module.models[name].models_read.append(rel)
-        return pinned
+        return set(pinned)
 
     def _cycles(self, cyclic: list[str]) -> list[list[str]]:
         """One cycle per group of models that read each other (in declaration order).

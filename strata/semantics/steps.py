@@ -278,8 +278,10 @@ class ModelResolver:
                 self.scope.add(col, visible=False, output=False, joined=True)
             else:
                 self.scope.add(col, joined=True)
-        if step.many or step.kind == "cross":
-            self.unique = []  # a left row may now be several rows
+        if step.many or step.kind in ("cross", "full"):
+            # a left row may now be several rows; a full join adds the unmatched right
+            # rows, each with NULL for every left column
+            self.unique = []
         if step.kind == "cross":
             self.stages.append(JoinStage(ref, alias, exp.true(), False, True, cols, [],
                                          step.span, "cross"))

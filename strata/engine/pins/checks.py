@@ -51,7 +51,7 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
     (e.g. `unique:id`), which the join exemption reads. `upstream_unique(ref, columns)`
     (as for check_joins) lets a `pin unique` be inherited instead of scanned;
     `relation_sql_of(ref)` is where a `pin references` finds the referenced relation."""
-    if not any(not p.after for p in plan.pins):
+    if all(p.after for p in plan.pins):  # none, or all checked after their relation
         return []
     relation = relation_tree(relation_sql)
     columns = relation_columns(wh, relation, log)

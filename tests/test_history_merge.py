@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from engine_warehouses import EngineWarehouse, engine_warehouse  # noqa: F401 (the fixture)
-from enginehelpers import error_code, execute, strata
+from enginehelpers import error_code, execute, query, strata
 
 from strata.semantics.resolve import load_text
 
@@ -144,3 +144,19 @@ def test_a_history_needs_keys_takes_no_cdc_column_and_owns_its_two_columns():
     assert [(c.name, str(c.type)) for c in ok.plan("h").output] == \
         [("id", "int"), ("name", "text"), ("valid_from", "timestamp"),
          ("valid_to", "timestamp")]
+
+
+def test_a_model_switched_to_history_starts_one_without_a_flag(tmp_path):
+    p = People(tmp_path, "wh.duckdb")
+    (tmp_path / "m.strata").write_text(MODULE.replace(
+        "  incremental\n  merge_strategy: history\n  merge_keys: [id]\n", "").replace(
+        "pin unique [id, valid_from]", "pin unique [id]").replace(
+        "  filter valid_to is null\n", ""))
+    write_people(p.dir, [(1, "ann", "gold")])
+    p.report(1)
+    (tmp_path / "m.strata").write_text(MODULE)
+    switched = {m["model"]: m for m in p.report(2, "--full-refresh")["models"]}
+    assert "the previous snapshot is no history" in " ".join(switched["people"]["notes"])
+    wh = tmp_path / "wh.duckdb"
+    assert query(wh, "SELECT id, tier, CAST(valid_from AS VARCHAR), valid_to FROM "
+                 "main.v_people") == [(1, "gold", DAY.format(2), None)]

@@ -221,12 +221,22 @@ def _history_merge(build: Building, plan: Plan, live: dict[str, str],
     if previous is None or previous.collected_at is not None:
         result.notes.append("first run of the history: every row opened now")
         return None
+    if not holds_history(previous):
+        result.notes.append("the previous snapshot is no history (the model was not one): "
+                            "every row opened now")
+        return None
     if build.opts.full_refresh and build.opts.reset_history and (
             build.opts.full_refresh_models is None
             or plan.model in build.opts.full_refresh_models):
         result.notes.append("--reset-history: the history starts over, every row opened now")
         return None
     return Merge(previous, None, None)
+
+
+def holds_history(record: H.SnapshotRecord | None) -> bool:
+    """Is this snapshot a history (a model switched to `history` starts one)?"""
+    return record is not None and record.collected_at is None and \
+        {"valid_from", "valid_to"} <= {c for c, _ in record.columns}
 
 
 def build_history(build: Building, plan: Plan, code_fp: str, merge: Merge,

@@ -50,7 +50,7 @@ def decide(module: Module, registry: H.Registry, sources: SourcesRead, options: 
     """The plan; or, when there is nothing to do, the report saying so (its timings
     are the caller's to fill)."""
     opts, closure, live, base = options, state.closure, state.live, state.base
-    _keeps_histories(module, opts, closure, live)
+    _keeps_histories(module, registry, opts, closure, live)
     # the run's clock, where a model reads it: an input like a source's data, so a
     # new value makes those models (and what reads them) stale, and only them
     clock_read = {n for m in closure for n in module.plan(m).clock}
@@ -87,15 +87,16 @@ def decide(module: Module, registry: H.Registry, sources: SourcesRead, options: 
             state.quarantined).values() if r.model in wanted})
 
 
-def _keeps_histories(module: Module, opts: RunOptions, closure: list[str],
-                     live: dict[str, str]) -> None:
+def _keeps_histories(module: Module, registry: H.Registry, opts: RunOptions,
+                     closure: list[str], live: dict[str, str]) -> None:
     """E212 for a full refresh, E213 for a backfill, that would recompute a
     `merge_strategy: history` model with a history already (its past versions are in
     no source: they would be lost), before anything is built. `--reset-history`
     lets a full refresh start it over."""
     for name in closure:
         inc = module.plan(name).incremental
-        if inc is None or inc.strategy != "history" or name not in live:
+        if inc is None or inc.strategy != "history" or not incremental.holds_history(
+                registry.by_name.get(live.get(name, ""))):
             continue
         span = module.models[name].decl.name_span
         refreshed = opts.full_refresh and (opts.full_refresh_models is None

@@ -148,3 +148,20 @@ def test_the_editor_checks_the_pin_again_when_only_its_relation_changes(tmp_path
         ("E011", "pin references: `customer_id` is not a column of `customers`")]
     again = session.check({"m.strata": MODULE})
     assert again.ok and [p.after for p in again.plan("orders").pins] == [True]
+
+
+def test_strata_test_checks_the_pin_once_both_models_are_computed(tmp_path):
+    (tmp_path / "m.strata").write_text(MODULE)
+    (tmp_path / "t.strata").write_text("""\
+test customer_seven_is_missing {
+  given raw_customers { id, name; 1, 'ann' }
+  given raw_orders { id, customer_id, amount; 1, 1, 5; 2, 7, 1 }
+  expect customers { customer_id, orders; 1, 1 }
+}
+""")
+    tested = strata("test", ".", cwd=tmp_path, check=False)
+    no_traceback(tested)
+    assert tested.returncode == 1
+    assert (f"error[E067]: model `orders`: {PIN} violated: 1 row(s) whose [customer_id] is "
+            "no [customer_id] of `customers`") in tested.stdout
+    assert "sample: (id=2, customer_id=7, amount=1)" in tested.stdout

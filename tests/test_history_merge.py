@@ -99,12 +99,15 @@ def test_a_history_closes_changed_and_gone_versions_and_opens_new_ones(engine_wh
                                   (2, "bob", "-", d4, "open"), (4, "dee", "gold", d4, "open")]
 
 
-def test_a_backfill_cannot_recompute_a_history(tmp_path):
+def test_a_backfill_cannot_recompute_a_history_nor_a_replay_repeat_it(tmp_path):
     p = People(tmp_path, "wh.duckdb")
     write_people(p.dir, [(1, "ann", "gold")])
     first = p.report(1)["run_id"]
     write_people(p.dir, [(1, "ann", "silver")])
-    p.report(2)
+    second = p.report(2)["run_id"]
+    replayed = strata("replay", second, "-o", "wh.duckdb", "--execute", cwd=p.dir, check=True)
+    assert "DIFFERS  people  (merge_strategy history: its versions before this run are in " \
+           "no source" in replayed.stdout
     execute(tmp_path / "wh.duckdb", "CREATE TABLE people_fixed AS SELECT 1::BIGINT AS id, "
             "'ann' AS name, 'bronze' AS tier")
     refused = strata("backfill", "m.strata", first, "--reason", "fix", "--source",

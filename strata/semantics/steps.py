@@ -67,7 +67,7 @@ class ModelResolver:
         # a relation read has errors (said already): its columns are unknown, so an
         # unknown column says nothing more
         self.broken = False
-        # sets of column ids no two rows of the scope share (W.unique_after): an order
+        # sets of column ids no two rows of the scope share (W.key_columns): an order
         # holding one of them has no ties to break
         self.unique: list[frozenset[int]] = []
 

@@ -266,7 +266,8 @@ def key_columns(cols: list[Col], known: set[int], unique: list[frozenset[int]],
     best = None
     for key in unique:
         missing = {root(i) for i in key} - held
-        if missing <= by_root.keys() and (best is None or len(missing) < len(best)):
+        if missing <= by_root.keys() and (best is None or len(missing) < len(best)) and \
+                all(by_root[r].type.kind != "list" for r in missing):  # no order of lists
             best = missing
     if best is None:
         return None

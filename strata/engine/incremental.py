@@ -246,11 +246,12 @@ def build_history(build: Building, plan: Plan, code_fp: str, merge: Merge,
     types) are not the previous snapshot's: the versions could not share a table."""
     ad, prev = build.ad, merge.previous
     names = [c.name for c in plan.output]
+    span, hint = build.module.models[plan.model].decl.name_span, \
+        HISTORY_RESET_HINT.format(model=plan.model)
     if [c for c, _ in prev.columns] != names:
         raise fail("E214", f"the history of `{plan.model}` has columns "
                    f"{', '.join(c for c, _ in prev.columns)}; the model now gives "
-                   f"{', '.join(names)}", build.module.models[plan.model].decl.name_span,
-                   HISTORY_RESET_HINT.format(model=plan.model))
+                   f"{', '.join(names)}", span, hint)
     tree = history_query(names, table(INTERNAL, prev.name),
                          model_query(plan, build.relations), build.clock.literal("run_timestamp"),
                          key_match(ad, prev.columns))
@@ -263,8 +264,7 @@ def build_history(build: Building, plan: Plan, code_fp: str, merge: Merge,
     columns, hashed = ad.hash_tables(INTERNAL, [snap])[snap]
     if [list(c) for c in columns] != [list(c) for c in prev.columns]:
         raise fail("E214", f"the history of `{plan.model}` has columns "
-                   f"{_typed(prev.columns)}; merged now they are {_typed(columns)}",
-                   build.module.models[plan.model].decl.name_span, HISTORY_RESET_HINT.format(model=plan.model))
+                   f"{_typed(prev.columns)}; merged now they are {_typed(columns)}", span, hint)
     result.rows = hashed.count
     result.delta_rows = hashed.count - prev.row_count
     result.notes.append(f"history merged at {build.clock.value('run_timestamp')}: "

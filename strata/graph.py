@@ -18,6 +18,7 @@ from strata.compiler import compile_statements, format_statements, select_models
 from strata.engine.handle import MAIN_BRANCH
 from strata.lineage import edges as column_edges
 from strata.lineage import model_lineage
+from strata.semantics import metadata
 from strata.semantics.module import Module
 from strata.textsafe import escape_unprintable, shown_name
 
@@ -42,10 +43,15 @@ class Node:
     rows: int | None = None
     last_run: str | None = None
     history: list[dict] = field(default_factory=list)
+    # description, owner, tags (semantics/metadata.py), and a description per column
+    meta: dict = field(default_factory=lambda: {"description": None, "owner": None,
+                                                "tags": []})
+    column_descriptions: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind,
-                "columns": [list(c) for c in self.columns], "sql": self.sql,
+        return {"name": self.name, "kind": self.kind, **self.meta,
+                "columns": [list(c) for c in self.columns],
+                "column_descriptions": self.column_descriptions, "sql": self.sql,
                 "pins": self.pins, "lineage": self.lineage, "state": self.state,
                 "reason": self.reason, "rows": self.rows, "last_run": self.last_run,
                 "history": self.history, "failure": self.failure}
@@ -77,6 +83,11 @@ def build_graph(module: Module, warehouse: str | None = None,
         nodes.append(Node(name, "model", [(c.name, str(c.type)) for c in plan.output],
                           sql=sql.get(name, ""), pins=[p.describe() for p in plan.pins],
                           lineage=_lineage(module, name, reads)))
+    for node in nodes:
+        node.meta = metadata.to_json(metadata.of_relation(module, node.name))
+        node.column_descriptions = {c: m.description for c, m in
+                                    metadata.columns_of(module, node.name).items()
+                                    if m.description}
     found: list[tuple[str, str]] = []
     for name in module.order:
         info = module.models[name]

@@ -250,6 +250,9 @@ window.onerror = function (msg, src, line) {
     detail.appendChild(el("h2", {}, shown(n.name)));
     var badge = el("span", {"class": "badge " + stateClass(n.state)}, n.kind + (n.state ? ": " + n.state : ""));
     detail.appendChild(badge);
+    if (n.description) detail.appendChild(el("p", {"class": "description"}, shown(n.description)));
+    if (n.owner) detail.appendChild(el("div", {}, "owner: " + shown(n.owner)));
+    if (n.tags.length) detail.appendChild(el("div", {}, "tags: " + n.tags.map(shown).join(", ")));
     if (n.failure) {  // its last attempt failed after its last successful build
       var box = el("div", {"class": "failure", "data-failed-entry": n.failure.entry});
       box.appendChild(el("div", {}, "last attempt failed at " + n.failure.at + " (history entry " +
@@ -266,7 +269,11 @@ window.onerror = function (msg, src, line) {
     if (reads.length) detail.appendChild(el("div", {}, "reads: " + reads.join(", ")));
     if (readBy.length) detail.appendChild(el("div", {}, "read by: " + readBy.join(", ")));
     section("Columns");
-    table(["column", "type"], n.columns);
+    var notes = n.column_descriptions;
+    if (Object.keys(notes).length) table(["column", "type", "description"], n.columns.map(function (c) {
+      return [c[0], c[1], Object.prototype.hasOwnProperty.call(notes, c[0]) ? notes[c[0]] : null];
+    }));
+    else table(["column", "type"], n.columns);
     if (n.kind === "model") {
       section("Pins");
       if (n.pins.length) table(["pin"], n.pins.map(function (p) { return [p]; }));

@@ -8,7 +8,7 @@ the module's dependency graph into the model names that `--models` would name.
     path:models/staging every model defined in a .strata file under that path
                         (relative to the module's directory; models/staging also
                         names models/staging.strata)
-    tag:nightly         refused (E193): the language has no tags yet
+    tag:nightly         every model with `tags: [nightly]` (E193: no model has it)
 
 Several selectors are a union; `--exclude` selectors are removed from it. The
 selection is pure data work on `Module` (no engine), so a command only swaps the
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from strata.diagnostics import did_you_mean, fail
+from strata.semantics import metadata
 from strata.semantics.module import Module
 
 UNLIMITED = -1  # a depth: follow the graph to its end
@@ -51,22 +52,19 @@ def split_selectors(values: Iterable[str]) -> list[str]:
 
 def parse_selector(text: str, option: str = "--select") -> Selector:
     """`2+orders+` -> Selector(model, orders, up=2, down=UNLIMITED); E190 when it
-    cannot be read, E193 for `tag:` (the language has no tags yet)."""
+    cannot be read."""
     shape = SHAPE.match(text)
     if shape is None:
         raise fail("E190", f"cannot read the selector `{text}` in {option}", None,
                    "a selector is `model`, `model+`, `+model`, `+model+`, `2+model+1`, "
-                   "or `path:models/staging`")
+                   "`path:models/staging` or `tag:nightly`")
     value = shape.group("value")
     method, _, rest = value.partition(":") if ":" in value else ("model", "", value)
     if method not in ("model", *METHODS) or not rest:
         raise fail("E190", f"cannot read the selector `{text}` in {option}: "
                    f"`{method}:` is not a selector method", None,
-                   "use a model name, or `path:DIR` for the models defined under DIR")
-    if method == "tag":
-        raise fail("E193", f"`{text}` in {option}: tags are not supported yet", None,
-                   "the language has no tags; select models by name (`name+`, `+name`) "
-                   "or by file (`path:models/staging`)")
+                   "use a model name, `path:DIR` for the models defined under DIR, or "
+                   "`tag:NAME` for the models tagged NAME")
     return Selector(text, method, rest, _depth(shape.group("up")), _depth(shape.group("down")))
 
 
@@ -143,6 +141,8 @@ class ModelGraph:
     def _seeds(self, selector: Selector, option: str) -> set[str]:
         if selector.method == "path":
             return self._under_path(selector, option)
+        if selector.method == "tag":
+            return self._tagged(selector, option)
         if selector.value not in self.module.models:
             raise fail("E191", f"unknown model `{selector.value}` in {option} "
                        f"`{selector.text}`", None,
@@ -162,6 +162,19 @@ class ModelGraph:
                        f"defined under {selector.value}", None,
                        "the path is relative to the module's directory, e.g. "
                        "path:models/staging or path:models/staging.strata")
+        return found
+
+    def _tagged(self, selector: Selector, option: str) -> set[str]:
+        """Models whose `tags: [...]` holds the tag; E193 when none does (a typo must
+        not select nothing, nor, under --exclude, exclude nothing)."""
+        found = metadata.tagged(self.module, selector.value)
+        if not found:
+            tags = metadata.all_tags(self.module)
+            raise fail("E193", f"no model is tagged `{selector.value}` ({option} "
+                       f"`{selector.text}`)", None,
+                       did_you_mean(selector.value, tags)
+                       or (f"tags: {', '.join(tags)}" if tags else
+                           "no model has tags: give a model `tags: [nightly]`"))
         return found
 
     @staticmethod

@@ -201,6 +201,10 @@ CASES = [
     Case("E175", "fn f(x: int) -> int = f(x - 1)\n", 1, 23, "f(x - 1)"),
     Case("E176", "fn f(x: int) -> int = 'a'\n", 1, 23, "'a'"),
     Case("E177", "fn f(x: int, x: text) -> int = 1\n", 1, 14, "x"),
+    Case("E205", "model m {\n  from orders\n  description: orders\n}\n", 3, 3,
+         "description: orders"),
+    Case("E206", "model m {\n  from orders\n  column nope { description: 'x' }\n}\n", 3, 10,
+         "nope"),
     # issue 40, round 2
     Case("E180", "model m {\n  from range(1, id) as n\n}\n", 2, 17, "id"),
     Case("E181", "model m {\n  from range(1, 10, 0) as n\n}\n", 2, 21, "0"),
@@ -238,6 +242,7 @@ SPECIAL = {"E002", "E004", "E005", "E084", "E090", "E091", "E092", "E093", "E110
 SPECIAL |= {"E130"}  # a planted link where strata writes: tests/test_planted_links.py
 SPECIAL |= {f"E{n}" for n in range(190, 195)}  # --select/--exclude: tests/test_selection.py
 SPECIAL |= {f"E{n}" for n in range(195, 199)}  # show and sql: tests/test_show_command.py
+SPECIAL |= {f"E{n}" for n in range(199, 205)}  # imports (two modules): tests/test_imports.py
 
 
 def marked(text: str, diag: Diagnostic) -> str:
@@ -480,9 +485,9 @@ def test_cli_codes_from_files_and_options(tmp_path: Path) -> None:
 def test_E001_hints_what_the_parser_could_take() -> None:
     """Exact from the parser state, not LALR's merged look-aheads (which listed `)`,
     `:`... after `from orders`); `(` is there since a relation may be a call,
-    `range(a, b)`."""
+    `range(a, b)`, and `.` since it may be an imported module's, `core.orders`."""
     [diag] = load_text("model m { from orders filter }\n").diagnostics
-    assert diag.hint == "expected `(`, `as`, `}`, a new line"
+    assert diag.hint == "expected `(`, `.`, `as`, `}`, a new line"
     [diag] = load_text("model m {\n  from orders\n  filter\n}\n").diagnostics
     assert diag.hint == "expected an expression"
 

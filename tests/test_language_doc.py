@@ -83,6 +83,17 @@ KEYWORDLESS = {
     "select_star": "`select *`",
     "select_rel_star": "`select rel.*`",
     "param": "`fn name(p: type, ...) -> type = expr`",
+    "import_names": "`import 'path' [as name]",
+    "import_name": "`import 'path' [as name]",
+    "qualified_relation": "`import 'path' [as name]",  # core.stg_orders
+    "qualified_call": "`import 'path' [as name]",  # core.cents_to_dollars(x)
+    "relation_name": "`import 'path' [as name]",  # a relation a pin or test names
+    "source_items": "`source name { col: type, ... }`",
+    "source_item": "`source name { col: type, ... }`",
+    "source_col": "`source name { col: type, ... }`",
+    "meta_block": "`description: '...'`, `owner: '...'`, `tags: [a, ...]`",
+    "meta_text": "`description: '...'`, `owner: '...'`, `tags: [a, ...]`",
+    "meta_names": "`description: '...'`, `owner: '...'`, `tags: [a, ...]`",
 }
 # Rules with nothing a user could look up.
 EXEMPT_RULES = {

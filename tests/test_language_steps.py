@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
@@ -37,7 +37,11 @@ TAILS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 
 @st.composite
 def keyword_prefixed(draw) -> str:
-    return draw(st.sampled_from(KEYWORDS)) + draw(TAILS)
+    # not `int` (`in` + `t`) nor `list`: the check below leaves out those names, which
+    # the positions hold as types
+    word = draw(st.sampled_from(KEYWORDS)) + draw(TAILS)
+    assume(word not in ("int", "list"))
+    return word
 
 
 # Every position where the grammar takes a name, each holding `{w}`.

@@ -53,7 +53,8 @@ def diff_cmd(targets: tuple[str, ...], base: str | None, warehouse: str | None,
     from strata.semantics.resolve import load_module
 
     module = targets[0]
-    found = open_base(module, base)
+    head = load_module(module, parse_cache=default_dir())
+    found = open_base(module, base, head.imported)
     try:
         base_mod = load_module(found.path, parse_cache=default_dir())
         if base_mod.errors:
@@ -62,7 +63,6 @@ def diff_cmd(targets: tuple[str, ...], base: str | None, warehouse: str | None,
                 "E153", f"the base `{found.label}` does not compile", None,
                 "strata diff compares with a base that compiles; its errors follow").diagnostics[0],
                 *base_mod.errors])
-        head = load_module(module, parse_cache=default_dir())
         remember_files(head.files)
         if not head.models and head.errors:
             raise StrataError(head.errors)

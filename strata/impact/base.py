@@ -34,10 +34,12 @@ def _git(cwd: Path, *args: str, binary: bool = False) -> subprocess.CompletedPro
                    "revision", None, "give --base a module folder instead") from None
 
 
-def open_base(module: str, ref: str) -> Base:
+def open_base(module: str, ref: str, imported: list[Path] = ()) -> Base:
     """The base module `--base REF` names: an existing folder or .strata file as it is,
-    else the module's own path at git revision REF. E150: the module is not in a git
-    repository; E151: REF names no revision; E152: the module is not at REF."""
+    else the module's own path at git revision REF, beside the modules it imports
+    (`imported`: the head's, those of the repository that REF has), each in its place,
+    so `import '../shared'` reads the shared module as it was. E150: the module is not
+    in a git repository; E151: REF names no revision; E152: the module is not at REF."""
     given = Path(ref)
     if given.exists():
         return Base(given, ref)
@@ -62,6 +64,21 @@ def open_base(module: str, ref: str) -> Base:
                    "the module is new since then: give an older --base, or compare "
                    "with a folder")
     folder_tmp = tempfile.TemporaryDirectory(prefix="strata-diff-base-")
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(folder_tmp.name, filter="data")
+    for tar_bytes in [archive.stdout, *_imported_archives(root, commit, imported)]:
+        with tarfile.open(fileobj=io.BytesIO(tar_bytes)) as tar:
+            tar.extractall(folder_tmp.name, filter="data")
     return Base(Path(folder_tmp.name) / inside, f"{ref} ({commit[:7]})", folder_tmp)
+
+
+def _imported_archives(root: Path, commit: str, imported: list[Path]) -> list[bytes]:
+    """The imported modules inside the repository, as they were at `commit` (one the
+    revision lacks is left out: the base then says E201 where it imports it)."""
+    found = []
+    for path in imported:
+        inside = os.path.relpath(path.resolve(), root)
+        if inside.startswith(".."):
+            continue  # outside the repository: no revision of it to read
+        archive = _git(root, "archive", "--format=tar", commit, "--", inside, binary=True)
+        if archive.returncode == 0 and archive.stdout:
+            found.append(archive.stdout)
+    return found

@@ -9,7 +9,7 @@ lineage, without reading data. Each model gets a status and the rules that decid
 | breaking | changed-column-read-downstream | a column's formula changed and another model reads it |
 | breaking | does-not-compile | the model (or one it reads) has errors after the change |
 | non-breaking | columns-added, changed-column-unread, order-changed, sql-changed | only new columns; a changed formula nothing reads; only the order of rows; SQL that differs while no column, row or key does |
-| metadata | pins-only, formatting-only | the compiled SQL is the same: nothing to rebuild |
+| metadata | pins-only, description-only, formatting-only | the compiled SQL is the same: nothing to rebuild (description-only: a description, owner or tags) |
 | reached | reads-changed | unchanged itself, but it reads a breaking change upstream |
 
 "Same formula" is the column's direct lineage (`lineage.direct_lineage`): its steps
@@ -21,6 +21,7 @@ and who reads it after.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -42,6 +43,7 @@ from strata.plan import (
     TakeStage,
 )
 from strata.semantics.module import Module
+from strata.syntax import ast
 
 BREAKING, NON_BREAKING, METADATA = "breaking", "non-breaking", "metadata"
 ADDED, REMOVED, REACHED, UNCHANGED = "added", "removed", "reached", "unchanged"
@@ -236,6 +238,18 @@ def _strip_ties(node: dict, new: frozenset[str]) -> None:
         _strip_ties(child, new)
 
 
+def _meta_changes(base: ast.ModelDecl, head: ast.ModelDecl) -> str:
+    """What of a model's description, owner, tags or column descriptions differs, in
+    words ("" when none does)."""
+    parts = [key for key in ("description", "owner", "tags")
+             if getattr(base.meta, key) != getattr(head.meta, key)]
+    bcols = {c.name: c.meta for c in base.column_meta}
+    hcols = {c.name: c.meta for c in head.column_meta}
+    parts += [f"column `{c}`" for c in sorted(set(bcols) | set(hcols), key=str)
+              if bcols.get(c) != hcols.get(c)]
+    return ", ".join(parts)
+
+
 def _decl_text(module: Module, model: str) -> str:
     span = module.models[model].decl.span
     lines = module.files.get(span.file, "").split("\n")[span.line - 1:span.end_line]
@@ -278,6 +292,11 @@ def _compare(base: Module, head: Module, name: str, readers: _Readers) -> ModelC
     bplan, hplan = base.plan(name), head.plan(name)
     bsql, hsql = canonical_sql(bplan), canonical_sql(hplan)
     if model_code(bplan, bsql) == model_code(hplan, hsql):
+        described = _meta_changes(base.models[name].decl, head.models[name].decl)
+        if described:
+            return ModelChange(name, METADATA, False, [Finding(
+                "description-only", f"{described} changed; the compiled SQL is the same: "
+                "nothing to rebuild")])
         if _decl_text(base, name) != _decl_text(head, name):
             return ModelChange(name, METADATA, False, [Finding(
                 "formatting-only", "comments or formatting changed; the compiled SQL is "
@@ -413,9 +432,10 @@ def _mark_sources(base: Module, head: Module, changes: dict[str, ModelChange]) -
     model that reads it: they are rebuilt on other input."""
     def declared(module: Module, name: str) -> tuple:
         info = module.sources[name]
+        # a file by its place relative to the module (an imported module's file
+        # sources lie beside it: `../shared/data/x.csv`)
         return ([(c, str(t)) for c, t in info.columns], info.table,
-                str(info.file.relative_to(module.root)) if info.file and
-                info.file.is_relative_to(module.root) else str(info.file))
+                os.path.relpath(info.file, module.root) if info.file else None)
 
     moved = [s for s in head.sources if s in base.sources
              and declared(base, s) != declared(head, s)]

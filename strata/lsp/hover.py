@@ -4,12 +4,15 @@ function's signature and doc from the catalogue."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from strata.lsp import language
 from strata.lsp.index import Definition, Index
+from strata.semantics import metadata
 from strata.semantics.userfunctions import UserFunction
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MARKDOWN = re.compile(r"[\\`*_{}\[\]<>#|~]")
 
 
 def word_at(line: str, column: int) -> tuple[str, int] | None:
@@ -45,20 +48,38 @@ def user_function_text(index: Index, fn: UserFunction) -> str:
     else:
         body = "\n".join([lines[0][span.column - 1:], *lines[1:-1],
                           lines[-1][:span.end_column - 1]])
+    whose = "an imported module" if _imported(index, span.file) else "this module"
     return (f"```strata\n{fn.signature} = {body}\n```\n"
-            f"function of this module, inlined where it is called; defined at {fn.where}")
+            f"function of {whose}, inlined where it is called; defined at {fn.where}")
+
+
+def _imported(index: Index, file: str) -> bool:
+    """The file is one of a module the open module imports (semantics/imports.py)."""
+    path = Path(file).resolve()
+    return any(path == root or root in path.parents for root in index.module.imported)
 
 
 def describe(index: Index, target: Definition) -> str:
     where = f"{target.span.file}:{target.span.line}:{target.span.column}"
     if target.kind == "column":
+        meta = metadata.of_column(index.module, target.owner, target.name) \
+            if target.owner else None
         return (f"```strata\n{target.name}: {target.type}\n```\n"
-                f"{target.origin}, defined at {where}")
+                f"{described(meta)}{target.origin}, defined at {where}")
     if target.kind in ("model", "source"):
         cols = index.outputs.get(target.name, [])
         body = "\n".join(f"  {c.definition.name}: {c.definition.type}" for c in cols)
-        return f"```strata\n{target.kind} {target.name} {{\n{body}\n}}\n```\ndefined at {where}"
+        meta = metadata.of_relation(index.module, target.name)
+        return (f"```strata\n{target.kind} {target.name} {{\n{body}\n}}\n```\n"
+                f"{described(meta)}defined at {where}")
     return f"test `{target.name}`, defined at {where}"
+
+
+def described(meta) -> str:
+    """A description, owner and tags as hover paragraphs (empty when none): plain
+    text, its Markdown characters escaped, since a description is the author's words."""
+    found = metadata.lines(meta) if meta else []
+    return "".join(_MARKDOWN.sub(r"\\\g<0>", line) + "\n\n" for line in found)
 
 
 def function_text(name: str) -> str | None:

@@ -20,9 +20,9 @@ from urllib.parse import unquote, urlparse
 
 from strata.cachedirs import default_dir
 from strata.diagnostics import Diagnostic, StrataError
-from strata.semantics import checks
+from strata.semantics import checks, imports, metadata
 from strata.semantics.module import Module
-from strata.semantics.resolve import Resolver, _resolve, display_path
+from strata.semantics.resolve import Resolver, _importer, _resolve, display_path
 from strata.semantics.steps import ModelResolver
 from strata.syntax import ast
 from strata.syntax.cache import parse_cached, parse_many
@@ -88,6 +88,10 @@ class Session:
         for item in read:
             if isinstance(item, StrataError):
                 module.diagnostics.extend(item.diagnostics)
+        if names and not any(d.severity == "error" for d in module.diagnostics):
+            parsed = imports.expand(parsed, module.diagnostics,
+                                    _importer(module, self.parse_cache),
+                                    (self.root or Path()).resolve())
         if not names:
             where = display_path(self.root) if self.root is not None else "the document"
             module.diagnostics.append(Diagnostic(
@@ -180,6 +184,8 @@ class _Incremental(Resolver):
                 plan = None
                 self.error("E092", f"model `{name}` nests an expression too deeply to compile",
                            info.decl.name_span, TOO_DEEP_HINT)
+            if len(self.diags) == before:
+                self.diags.extend(metadata.check_columns(info.decl, plan))
             if len(self.diags) == before:
                 info.plan = plan
             signature = _signature(info.plan)

@@ -53,6 +53,7 @@ class Module:
     # the module's `fn`s that type-check (semantics/userfunctions.py)
     functions: dict[str, UserFunction] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # models, upstream first
+    imported: list[Path] = field(default_factory=list)  # roots of the modules it imports
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property

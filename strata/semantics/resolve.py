@@ -11,10 +11,11 @@ from __future__ import annotations
 import heapq
 import os
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 from strata.diagnostics import Diagnostic, Span, StrataError, did_you_mean
-from strata.semantics import checks
+from strata.semantics import checks, imports, metadata
 from strata.semantics import functions as F
 from strata.semantics import types as T
 from strata.semantics import windows as W
@@ -92,11 +93,26 @@ def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Mod
         module.diagnostics.append(unusable)
         return module
     module = Module(root=root.resolve(), files={})
+    parsed = _read_module(root, path, module, parse_cache)
+    if parsed and isinstance(parsed[0], Diagnostic):
+        module.diagnostics.extend(parsed)
+        return module
+    first = parsed[0].path if parsed else display_path(root)
+    if not module.diagnostics:
+        parsed = imports.expand(parsed, module.diagnostics,
+                                _importer(module, parse_cache), module.root)
+    return _resolve(module, parsed, first)
+
+
+def _read_module(root: Path, path: str | os.PathLike, module: Module,
+                 parse_cache: Path | None) -> list[ast.ModuleFile] | list[Diagnostic]:
+    """Parse every file of the module at `root`, keeping their texts in `module.files`
+    and their syntax errors in its diagnostics; the E004 of a folder without .strata
+    files instead of trees."""
     files = module_files(root)
     if root.is_dir() and not files:
-        module.diagnostics.append(Diagnostic("E004", f"no .strata files under `{path}`", None,
-                                             "a module is a .strata file or a directory of them"))
-        return module
+        return [Diagnostic("E004", f"no .strata files under `{path}`", None,
+                           "a module is a .strata file or a directory of them")]
     read: list[tuple[str, str] | StrataError] = []
     for file in files:
         shown = display_path(file)
@@ -114,7 +130,19 @@ def load_module(path: str | os.PathLike, parse_cache: Path | None = None) -> Mod
             module.diagnostics.extend(result.diagnostics)
         else:
             parsed.append(result)
-    return _resolve(module, parsed, display_path(files[0]))
+    return parsed
+
+
+def _importer(module: Module, parse_cache: Path | None) -> imports.ReadModule:
+    """How imports.py reads an imported module: as this one, its texts kept in
+    `module.files` (diagnostics are rendered from them; the code cache keys on them)."""
+    def read(root: Path) -> list[ast.ModuleFile] | list[Diagnostic]:
+        unusable = _unusable_path(root, display_path(root))
+        if unusable is not None:
+            return [unusable]
+        module.imported.append(root)
+        return _read_module(root, display_path(root), module, parse_cache)
+    return read
 
 
 def load_text(text: str, file: str = "<string>") -> Module:
@@ -127,6 +155,9 @@ def load_text(text: str, file: str = "<string>") -> Module:
     except StrataError as err:
         module.diagnostics.extend(err.diagnostics)
         parsed = []
+    if not module.diagnostics:
+        parsed = imports.expand(parsed, module.diagnostics, _importer(module, None),
+                                Path.cwd())
     return _resolve(module, parsed, file)
 
 
@@ -210,6 +241,8 @@ class Resolver(ModuleScope):
                            info.decl.name_span, TOO_DEEP_HINT)
                 continue
             if len(self.diags) == before:
+                self.diags.extend(metadata.check_columns(info.decl, plan))
+            if len(self.diags) == before:
                 info.plan = plan
         self.deferred_pins(order)
         self.module.order = order
@@ -275,7 +308,14 @@ class Resolver(ModuleScope):
                 self.error("E015", message, col.span, hint)
                 continue
             names[col.name.lower()] = col.name
+            before = len(self.diags)
             typ = resolve_type(col.type, self.diags)
+            if typ is None and col.name in ("description", "owner") and \
+                    len(self.diags) > before and self.diags[-1].code == "E020":
+                # `owner: finance` reads as a column of type `finance`: say what was meant
+                self.diags[-1] = replace(self.diags[-1], hint=(
+                    f"a column `{col.name}` needs a type; to describe the source, "
+                    f"quote it: `{col.name}: '{col.type.name}'`"))
             columns.append((col.name, typ or ERROR))
         if not decl.columns:
             self.error("E050", f"source `{decl.name}` declares no columns", decl.name_span,

@@ -40,6 +40,22 @@ class _Names(tuple):
         return _Names, ([_Name(n, s) for n, s in zip(self, self.spans)], self.span)
 
 
+class QualifiedName(_Name):
+    """`shared.orders`: a name of an imported module, behind its qualifier. Its own
+    type, so a backticked name holding a dot (`` `a.b` ``) is never taken for one."""
+
+    qualifier: str
+    member: str
+
+    def __new__(cls, qualifier: str, member: str, span: Span):
+        obj = super().__new__(cls, f"{qualifier}.{member}", span)
+        obj.qualifier, obj.member = str(qualifier), str(member)
+        return obj
+
+    def __reduce__(self):
+        return QualifiedName, (self.qualifier, self.member, self.span)
+
+
 # ---------------------------------------------------------------- types
 @dataclass(frozen=True)
 class TypeRef:
@@ -75,6 +91,7 @@ class Call:
     name: str
     args: tuple[Expr, ...]
     span: Span = field(compare=False)
+    qualifier: str | None = None  # `shared.f(x)`: a function of an imported module
 
 
 @dataclass(frozen=True)
@@ -144,10 +161,39 @@ Expr = (Column | Literal | ListLit | Call | BinOp | UnaryOp | IsNull | InList | 
 
 # ---------------------------------------------------------------- declarations
 @dataclass(frozen=True)
+class Meta:
+    """`description: '...'`, `owner: '...'`, `tags: [a, b]` on a source, a model or a
+    column: what a reader of the data should know. Never part of the compiled SQL,
+    so never part of a model's content identity."""
+
+    description: str | None = None
+    owner: str | None = None
+    tags: tuple[str, ...] = ()
+    span: Span | None = field(default=None, compare=False)
+
+    def __bool__(self) -> bool:
+        return bool(self.description or self.owner or self.tags)
+
+
+NO_META = Meta()
+
+
+@dataclass(frozen=True)
 class ColumnDecl:
     name: str
     type: TypeRef
     span: Span
+    meta: Meta = NO_META
+
+
+@dataclass(frozen=True)
+class ColumnMeta:
+    """`column amount { description: '...' }` in a model: one output column's meta."""
+
+    name: str
+    meta: Meta
+    span: Span
+    name_span: Span
 
 
 @dataclass(frozen=True)
@@ -158,6 +204,7 @@ class SourceDecl:
     file: str | None  # path as written, relative to the declaring file
     span: Span
     name_span: Span
+    meta: Meta = NO_META
 
 
 @dataclass(frozen=True)
@@ -384,6 +431,8 @@ class ModelDecl:
     span: Span
     name_span: Span
     withs: tuple[With, ...] = ()  # `with name = (...)`, in the order written
+    meta: Meta = NO_META  # description, owner, tags
+    column_meta: tuple[ColumnMeta, ...] = ()  # `column c { ... }`, in the order written
 
 
 # ---- tests
@@ -425,10 +474,37 @@ class FunctionDecl:
     name_span: Span
 
 
-Declaration = SourceDecl | ModelDecl | TestDecl | FunctionDecl
+# ---- imports
+@dataclass(frozen=True)
+class ImportName:
+    """`stg_orders` or `cents_to_dollars as dollars` in an import's list."""
+
+    name: str
+    alias: str | None
+    span: Span
+
+    @property
+    def local(self) -> str:
+        return self.alias or self.name
+
+
+@dataclass(frozen=True)
+class ImportDecl:
+    """`import '../shared' [as shared] [{ name [as alias], ... }]`."""
+
+    path: str  # as written, relative to the importing file
+    alias: str | None  # the qualifier; None: the path's last part
+    names: tuple[ImportName, ...]
+    span: Span
+    path_span: Span
+    alias_span: Span | None = None
+
+
+Declaration = SourceDecl | ModelDecl | TestDecl | FunctionDecl | ImportDecl
 
 
 @dataclass(frozen=True)
 class ModuleFile:
     path: str
     declarations: tuple[Declaration, ...]
+    qualified: bool = False  # writes `m.name` (a name of an imported module) somewhere

@@ -147,6 +147,43 @@ class _Spanned:
     span: Span
 
 
+# the properties that describe rather than compute (ast.Meta)
+META_KEYS = ("description", "owner", "tags")
+
+
+@dataclass(frozen=True)
+class _MetaItem:
+    """`description: '...'` or `tags: [a, b]` on its way up into an ast.Meta."""
+
+    key: _Name
+    value: object  # str (a string), _Name (a bare word), _Names, a number
+    span: Span
+
+
+def _meta(items: list[_MetaItem], span: Span, where: str) -> ast.Meta:
+    """The Meta of a source, model or column from its items: E019 for a key that is
+    not one, E018 for one given twice, E205 for a value of the wrong kind."""
+    found: dict[str, object] = {}
+    for item in items:
+        key = str(item.key)
+        if key not in META_KEYS:
+            raise fail("E019", f"unknown property `{key}` {where}", item.key.span,
+                       "a source or a column describes itself with "
+                       f"{', '.join(META_KEYS)}")
+        if key in found:
+            raise fail("E018", f"property `{key}` is set twice {where}", item.span)
+        text = key != "tags"
+        if text and (not isinstance(item.value, str) or isinstance(item.value, _Name)):
+            raise fail("E205", f"`{key}:` takes a string", item.span,
+                       f"quote it: `{key}: '...'`")
+        if not text and not isinstance(item.value, _Names):
+            raise fail("E205", "`tags:` takes a list of names", item.span,
+                       "e.g. `tags: [finance, nightly]`")
+        found[key] = item.value
+    return ast.Meta(found.get("description"), found.get("owner"),
+                    tuple(found.get("tags", ())), span)
+
+
 def _cut(children):
     return [c for c in children if not isinstance(c, Token) or c.type not in ("_SEP",)]
 
@@ -156,6 +193,7 @@ class _ToAst(Transformer):
     def __init__(self, file: str):
         super().__init__()
         self.file = file
+        self.qualified = False  # a `m.name` was read (imports.py rewrites it)
 
     def S(self, meta) -> Span:
         return _span(self.file, meta)
@@ -185,6 +223,55 @@ class _ToAst(Transformer):
     def start(self, meta, children):
         return list(children)
 
+    def source_col(self, meta, children):
+        name, typ, *block = children
+        return ast.ColumnDecl(str(name), typ, name.span,
+                              block[0] if block else ast.NO_META)
+
+    def source_items(self, meta, children):
+        return [c for c in children if isinstance(c, (ast.ColumnDecl, _MetaItem))]
+
+    def meta_text(self, meta, children):
+        key, value = children
+        return _MetaItem(key, _unquote(value), self.S(meta))
+
+    def meta_names(self, meta, children):
+        key, value = children
+        return _MetaItem(key, value, self.S(meta))
+
+    def meta_block(self, meta, children):
+        return _meta([c for c in children if isinstance(c, _MetaItem)], self.S(meta),
+                     "of a column")
+
+    def column_meta(self, meta, children):
+        name, block = children
+        return ast.ColumnMeta(str(name), block, self.S(meta), name.span)
+
+    def import_decl(self, meta, children):
+        path, *rest = children
+        alias = rest.pop(0) if rest and isinstance(rest[0], _Name) else None
+        names = rest[0] if rest else []
+        return ast.ImportDecl(_unquote(path), str(alias) if alias else None, tuple(names),
+                              self.S(meta), _tok_span(self.file, path),
+                              alias.span if alias else None)
+
+    def import_names(self, meta, children):
+        return [c for c in children if isinstance(c, ast.ImportName)]
+
+    def import_name(self, meta, children):
+        name, *alias = children
+        return ast.ImportName(str(name), str(alias[0]) if alias else None, self.S(meta))
+
+    def qualified_relation(self, meta, children):
+        qualifier, name = children
+        self.qualified = True
+        return ast.QualifiedName(qualifier, name, self.S(meta))
+
+    def relation_name(self, meta, children):
+        if len(children) == 2:
+            return self.qualified_relation(meta, children)
+        return children[0]
+
     def col_decl(self, meta, children):
         name, typ = children
         return ast.ColumnDecl(str(name), typ, name.span)
@@ -208,6 +295,9 @@ class _ToAst(Transformer):
                 target = child
             elif isinstance(child, list):
                 columns = child
+        meta_items = [c for c in columns if isinstance(c, _MetaItem)]
+        columns = [c for c in columns if isinstance(c, ast.ColumnDecl)]
+        described = _meta(meta_items, self.S(meta), f"of source `{name}`")
         table = file = None
         if target and target[0] == "file":
             if str(target[1]) != "file":
@@ -218,13 +308,18 @@ class _ToAst(Transformer):
             file = target[2]
         elif target:
             table = target[1]
-        return ast.SourceDecl(str(name), tuple(columns), table, file, self.S(meta), name.span)
+        return ast.SourceDecl(str(name), tuple(columns), table, file, self.S(meta), name.span,
+                              described)
 
     def model(self, meta, children):
         name, *items = children
-        steps, props, pins, withs = [], [], [], []
+        steps, props, pins, withs, metas, columns = [], [], [], [], [], []
         for item in items:
-            if isinstance(item, ast.Property):
+            if isinstance(item, _MetaItem):
+                metas.append(item)
+            elif isinstance(item, ast.ColumnMeta):
+                columns.append(item)
+            elif isinstance(item, ast.Property):
                 props.append(item)
             elif isinstance(item, ast.Pin):
                 pins.append(item)
@@ -232,8 +327,10 @@ class _ToAst(Transformer):
                 withs.append(item)
             else:
                 steps.append(item)
+        described = _meta(metas, metas[0].span if metas else self.S(meta),
+                          f"of model `{name}`")
         return ast.ModelDecl(str(name), tuple(steps), tuple(props), tuple(pins), self.S(meta),
-                             name.span, tuple(withs))
+                             name.span, tuple(withs), described, tuple(columns))
 
     def with_step(self, meta, children):
         name, _eq, pipeline = children
@@ -255,7 +352,7 @@ class _ToAst(Transformer):
 
     def rows_block(self, meta, children):
         kind, relation, header, *rows = children
-        return ast.RowsBlock(str(kind), str(relation), tuple(header), tuple(r[0] for r in rows),
+        return ast.RowsBlock(str(kind), relation, tuple(header), tuple(r[0] for r in rows),
                              tuple(r[1] for r in rows), self.S(meta))
 
     def header(self, meta, children):
@@ -449,6 +546,9 @@ class _ToAst(Transformer):
 
     def value_property(self, meta, children):
         name, value = children
+        if name in META_KEYS:  # described, not computed: kept apart from properties
+            text = value.value if isinstance(value, _Spanned) else value
+            return _MetaItem(name, text, self.S(meta))
         value_span = getattr(value, "span", None) or self.S(meta)
         if isinstance(value, (_Name, _Spanned)):
             value = value.value if isinstance(value, _Spanned) else str(value)
@@ -538,6 +638,12 @@ class _ToAst(Transformer):
     def expr_list(self, meta, children):
         return list(children)
 
+    def qualified_call(self, meta, children):
+        qualifier, name, *args = children
+        self.qualified = True
+        return ast.Call(str(name).lower(), tuple(args[0] if args else ()), self.S(meta),
+                        str(qualifier))
+
     def call(self, meta, children):
         name = children[0]
         args = children[1] if len(children) > 1 else []
@@ -607,7 +713,9 @@ class _ToAst(Transformer):
 
 def _relation(node) -> str | ast.Pipeline | ast.RelationCall:
     """A relation as written: a name, a sub-pipeline or a generator call."""
-    return node if isinstance(node, (ast.Pipeline, ast.RelationCall)) else str(node)
+    if isinstance(node, (ast.Pipeline, ast.RelationCall, ast.QualifiedName)):
+        return node
+    return str(node)
 
 
 _INTERVAL = re.compile(r"^\s*([+-]?\d{1,18})\s+(year|quarter|month|week|day|hour|minute|second)"
@@ -681,7 +789,7 @@ def parse_text(text: str, file: str = "<string>") -> ast.ModuleFile:
             errors.extend(err.diagnostics)
     if errors:
         raise StrataError(errors)
-    return ast.ModuleFile(file, tuple(decls))
+    return ast.ModuleFile(file, tuple(decls), transformer.qualified)
 
 
 def _transform(transformer: _ToAst, file: str, decl: Tree):
@@ -699,7 +807,7 @@ def _transform(transformer: _ToAst, file: str, decl: Tree):
 
 # Where a declaration may start when the text is cut into declarations after a
 # syntax error: a line that begins (column 1) with a declaration keyword.
-_DECLARATION_START = re.compile(r"^(?:source|model|test|fn)\b", re.MULTILINE)
+_DECLARATION_START = re.compile(r"^(?:source|model|test|fn|import)\b", re.MULTILINE)
 
 
 def _syntax_errors(file: str, text: str, err: UnexpectedInput) -> list[Diagnostic]:

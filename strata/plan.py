@@ -240,6 +240,9 @@ class Plan:
     pins: list[PinSpec] = field(default_factory=list)
     # run_date()/run_timestamp() read by the model itself (strata/sqlgen/clock.py)
     clock: frozenset[str] = frozenset()
+    # those whose new value makes the model stale, when not all of `clock`: a history
+    # stamps its versions with run_timestamp(), but rows that did not change make none
+    clock_stale: frozenset[str] | None = None
 
     @property
     def has_join_setop_or_expand(self) -> bool:

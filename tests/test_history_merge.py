@@ -163,3 +163,5 @@ def test_a_model_switched_to_history_starts_one_without_a_flag(tmp_path):
     wh = tmp_path / "wh.duckdb"
     assert query(wh, "SELECT id, tier, CAST(valid_from AS VARCHAR), valid_to FROM "
                  "main.v_people") == [(1, "gold", DAY.format(2), None)]
+    # a later run timestamp alone opens no version: --only-stale has nothing to do
+    assert p.report(3, "--only-stale")["status"] == "up_to_date"

@@ -231,6 +231,7 @@ def _history_columns(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
     plan.stages.append(DeriveStage([(cols[0], clock_column("run_timestamp")),
                                     (cols[1], opened)]))
     plan.output = [*plan.output, *cols]
+    plan.clock_stale = plan.clock  # unchanged rows open no version: the clock alone is no news
     plan.clock = plan.clock | {"run_timestamp"}
     return True
 

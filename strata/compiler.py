@@ -23,6 +23,7 @@ from strata.semantics.module import Module
 from strata.semantics.types import Type
 from strata.sqlgen.build import Relations, model_query
 from strata.sqlgen.clock import RunClock
+from strata.sqlgen.history import history_query
 from strata.sqlgen.identifiers import check_model
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
@@ -188,6 +189,12 @@ def _model_statements(module: Module, name: str, dialect: Dialect, relations: Re
         tree = _merged(plan, delta.tree, table(view_name(plan.model)))
         label = f"incremental: {inc.strategy}, {delta.path}"
         out.append(Statement(name, label, tree, render(tree, dialect, copy=False)))
+    elif inc and inc.strategy == "history":
+        tree = history_query([c.name for c in plan.output], table(view_name(plan.model)),
+                             model_query(plan, relations),
+                             relations(RelationRef("clock", "run_timestamp"), None))
+        out.append(Statement(name, "incremental: history", tree,
+                             render(tree, dialect, copy=False)))
     return out
 
 

@@ -208,6 +208,9 @@ class PinSpec:
     values: tuple[exp.Expression, ...] = ()  # accepted: literal nodes
     expr: exp.Expression | None = None  # holds: a bool condition over ColRef(output id)
     text: str = ""  # accepted/holds: the values or condition as SQL, for messages
+    # references: the relation reads this model, so the pin is checked after both are
+    # built (resolve.py, ModelInfo.pins_after), not before the model's readers
+    after: bool = False
 
     def describe(self) -> str:
         if self.kind == "references":
@@ -237,6 +240,9 @@ class Plan:
     pins: list[PinSpec] = field(default_factory=list)
     # run_date()/run_timestamp() read by the model itself (strata/sqlgen/clock.py)
     clock: frozenset[str] = frozenset()
+    # those whose new value makes the model stale, when not all of `clock`: a history
+    # stamps its versions with run_timestamp(), but rows that did not change make none
+    clock_stale: frozenset[str] | None = None
 
     @property
     def has_join_setop_or_expand(self) -> bool:

@@ -132,20 +132,23 @@ def print_report(report: RunReport, as_json: bool) -> None:
 @click.option("--stage-only", is_flag=True, help="Execute and check pins; publish nothing.")
 @click.option("--full-refresh", is_flag=True,
               help="Recompute incremental models from scratch (all, or those in --models).")
+@click.option("--reset-history", is_flag=True,
+              help="With --full-refresh: let it start `merge_strategy: history` models over "
+                   "(their past versions are in no source; refused without this flag).")
 @workers_option
 @at_option
 @json_option
 @handled
 def run_cmd(module: str, warehouse: str, models: str | None, select: tuple[str, ...],
             exclude: tuple[str, ...], branch: str, overrides: tuple[str, ...], only_stale: bool, stage_only: bool, full_refresh: bool,
-            workers: int, at: str | None, as_json: bool) -> None:
+            reset_history: bool, workers: int, at: str | None, as_json: bool) -> None:
     """Materialize MODULE's models (and their upstream) into WAREHOUSE."""
     mod = load_checked(module)
     names = chosen_models(mod, models, select, exclude)
     opts = RunOptions(models=names, branch=branch, overrides=parse_overrides(overrides, mod),
                       only_stale=only_stale, stage_only=stage_only, full_refresh=full_refresh,
                       full_refresh_models=names if full_refresh and names else None,
-                      module_path=module, code_cache=default_dir("code"), workers=workers,
+                      reset_history=reset_history, module_path=module, code_cache=default_dir("code"), workers=workers,
                       clock=run_clock(at))
     report = run(mod, warehouse, opts, progress_printer(as_json))
     print_report(report, as_json)

@@ -32,6 +32,9 @@ from strata.engine.sources import Split
 from strata.engine.warehouse import Warehouse
 from strata.plan import PinSpec, Plan, RelationRef
 from strata.semantics.module import Module
+from strata.sqlgen.build import model_query
+from strata.sqlgen.clock import RunClock
+from strata.sqlgen.history import history_query
 from strata.sqlgen.literals import lit
 from strata.sqlgen.names import ident, table
 from strata.sqlgen.rewrites import (
@@ -67,6 +70,7 @@ class Building(Protocol):
     verified: dict[str, list[str]]  # model -> the pins its snapshot passed
     moved: dict[str, str]  # model -> why its source change forbids a merge
     settled: dict[str, Split]  # model -> its drift hash from the source scan
+    clock: RunClock  # the run's date and time (a history's valid_from / valid_to)
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression: ...
 
@@ -81,8 +85,9 @@ class Building(Protocol):
 
 
 def merges(plan: Plan) -> bool:
-    """Does the model merge onto its previous snapshot (append, upsert)?"""
-    return plan.incremental is not None and plan.incremental.strategy in ("append", "upsert")
+    """Does the model merge onto its previous snapshot (append, upsert, history)?"""
+    return plan.incremental is not None and plan.incremental.strategy in (
+        "append", "upsert", "history")
 
 
 @dataclass
@@ -154,6 +159,8 @@ def plan_merge(build: Building, plan: Plan, code_fp: str, live: dict[str, str],
                result: ModelResult) -> Merge | None:
     """The merge to do, or None for a full computation (with the reason noted)."""
     inc = plan.incremental
+    if inc is not None and inc.strategy == "history":
+        return _history_merge(build, plan, live, result)
     if inc is None or inc.strategy not in ("append", "upsert"):
         return None
     opts = build.opts
@@ -202,6 +209,79 @@ def plan_merge(build: Building, plan: Plan, code_fp: str, live: dict[str, str],
                             "out of the column's range: computed in full")
         return None
     return Merge(previous, watermark, boundary)
+
+
+def _history_merge(build: Building, plan: Plan, live: dict[str, str],
+                   result: ModelResult) -> Merge | None:
+    """A history merges onto its live snapshot whatever changed since (its code, what
+    its sources read): the history is that snapshot and no source holds its past.
+    Computed in full only on its first run, or when `--full-refresh --reset-history`
+    starts it over (run/decide.py refuses a full refresh or backfill without it)."""
+    previous = build.registry.by_name.get(live.get(plan.model, ""))
+    if previous is None or previous.collected_at is not None:
+        result.notes.append("first run of the history: every row opened now")
+        return None
+    if not holds_history(previous):
+        result.notes.append("the previous snapshot is no history (the model was not one): "
+                            "every row opened now")
+        return None
+    if build.opts.full_refresh and build.opts.reset_history and (
+            build.opts.full_refresh_models is None
+            or plan.model in build.opts.full_refresh_models):
+        result.notes.append("--reset-history: the history starts over, every row opened now")
+        return None
+    return Merge(previous, None, None)
+
+
+def holds_history(record: H.SnapshotRecord | None) -> bool:
+    """Is this snapshot a history (a model switched to `history` starts one)?"""
+    return record is not None and record.collected_at is None and \
+        {"valid_from", "valid_to"} <= {c for c, _ in record.columns}
+
+
+def build_history(build: Building, plan: Plan, code_fp: str, merge: Merge,
+                  result: ModelResult, log: CheckLog) -> H.SnapshotRecord:
+    """The history merged with the model's rows now into a new table
+    (sqlgen/history.py), its pins checked. E214 when its columns (names or engine
+    types) are not the previous snapshot's: the versions could not share a table."""
+    ad, prev = build.ad, merge.previous
+    names = [c.name for c in plan.output]
+    span, hint = build.module.models[plan.model].decl.name_span, \
+        HISTORY_RESET_HINT.format(model=plan.model)
+    if [c for c, _ in prev.columns] != names:
+        raise fail("E214", f"the history of `{plan.model}` has columns "
+                   f"{', '.join(c for c, _ in prev.columns)}; the model now gives "
+                   f"{', '.join(names)}", span, hint)
+    tree = history_query(names, table(INTERNAL, prev.name),
+                         model_query(plan, build.relations), build.clock.literal("run_timestamp"),
+                         key_match(ad, prev.columns))
+    snap = build.unique_name(f"snap_{build.rid}_{plan.model}")
+    result.path = "history"
+    result.sql = ad.render(tree)
+    ad.build_table(Relation(INTERNAL, snap), tree, result.sql)
+    build.created.append(snap)
+    crash_point(f"after_create:{plan.model}")
+    columns, hashed = ad.hash_tables(INTERNAL, [snap])[snap]
+    if [list(c) for c in columns] != [list(c) for c in prev.columns]:
+        raise fail("E214", f"the history of `{plan.model}` has columns "
+                   f"{_typed(prev.columns)}; merged now they are {_typed(columns)}", span, hint)
+    result.rows = hashed.count
+    result.delta_rows = hashed.count - prev.row_count
+    result.notes.append(f"history merged at {build.clock.value('run_timestamp')}: "
+                        f"{hashed.count - prev.row_count} version(s) opened")
+    build.verified[plan.model] = check_pins(ad, internal(snap), plan, hashed.count, log,
+                                            None, build.relation_sql_of)
+    return make_record(snap, plan.model, build.rid, "table", hashed, columns, code_fp, {})
+
+
+HISTORY_RESET_HINT = ("its past versions are in no source: to start the history over "
+                      "(every row opened now, the old versions left to the snapshots of "
+                      "earlier runs), run with `--full-refresh --reset-history --models "
+                      "{model}`")
+
+
+def _typed(columns) -> str:
+    return ", ".join(f"{c} {t}" for c, t in columns)
 
 
 def _shown(lookback) -> str:
@@ -292,6 +372,8 @@ def cdc_node(plan: Plan) -> exp.Column:
 
 def build_layer(build: Building, plan: Plan, code_fp: str, merge: Merge, result: ModelResult,
                 log: CheckLog) -> H.SnapshotRecord | None:
+    if plan.incremental.strategy == "history":
+        return build_history(build, plan, code_fp, merge, result, log)
     ad, inc, prev = build.ad, plan.incremental, merge.previous
     delta = delta_query(plan, build.relations, lit(merge.boundary))
     result.path = delta.path

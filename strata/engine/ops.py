@@ -557,6 +557,9 @@ def _replay_recipe(wh: Warehouse, entry: H.HistoryEntry, recipe: dict,
             drifted = sorted(set(replay.source_drift) & upstream[model])
             if not ok and drifted:
                 note = "sources changed since the run: " + ", ".join(drifted)
+            elif not ok and (entry.details.get(model) or {}).get("path") == "history":
+                note = ("merge_strategy history: its versions before this run are in no "
+                        "source, so a full recompute gives only the rows of this run")
             elif not ok and _merged_in(entry, recipe, model):
                 note = ("incremental model: its merged history legitimately differs from a full "
                         "recompute (rows changed without moving the watermark)")

@@ -59,7 +59,9 @@ def clock_changes(module: Module, closure: list[str], source_fps: dict[str, str]
     for name in module.order:  # upstream first: a model reads what its inputs read
         if name in closure:
             info = module.models[name]
-            reads[name] = set(module.plan(name).clock).union(
+            plan = module.plan(name)
+            own = plan.clock if plan.clock_stale is None else plan.clock_stale
+            reads[name] = set(own).union(
                 *(reads.get(m, set()) for m in info.models_read))
     return {m: moved[min(r & set(moved))] for m, r in reads.items() if r & set(moved)}
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 import duckdb
@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from dialects import duckdb as duck
 from strata.compiler import require_ok, select_models
-from strata.engine.pins.checks import check_pins, unique_key
+from strata.engine.pins.checks import check_pins, check_pins_after, unique_key
 from strata.engine.pins.joins import check_joins
 from strata.engine.pins.results import CheckLog, PinError
 from strata.plan import RelationRef
@@ -178,6 +178,8 @@ class _Test:
         try:
             for name in needed:
                 self._model(name)
+            for name in needed:
+                self._pins_after(name, needed)
         finally:
             self.result.checks = self.log.ran
             self.result.skipped_checks = self.log.skipped
@@ -253,6 +255,28 @@ class _Test:
         except duckdb.Error as err:
             self._stop("error", f"model `{name}` failed in the engine: {_first_line(err)}",
                        model=name)
+
+    def _pins_after(self, name: str, needed: list[str]) -> None:
+        """A computed model's pins whose relation reads it (`PinSpec.after`), once
+        every model is, as a run checks them; those whose relation the test does not
+        compute are skipped."""
+        plan = self.module.plan(name)
+        after = [p for p in plan.pins if p.after]
+        if name in self.given or not after:
+            return
+        checked = [p for p in after if p.relation.name in needed]
+        for pin in after:
+            if pin not in checked:
+                self.log.skip(pin.describe(), f"the test computes no `{pin.relation.name}`")
+        found = check_pins_after(self.con, table(MODELS, name), replace(plan, pins=checked),
+                                 self.log, self.relation_sql)
+        for v in found:
+            self.result.failures.append(Failure(
+                "pin", f"error[{v.code}]: model `{v.model}`: {v.check} violated: "
+                f"{v.message}", v.model, notes=list(v.diagnostic().notes),
+                line=v.span.line if v.span else None))
+        if found:
+            raise _Stop
 
     def _stop(self, kind: str, message: str, model: str | None = None,
               line: int | None = None) -> None:

@@ -192,6 +192,7 @@ class _Incremental(Resolver):
             if old is None or old.signature != signature:
                 changed.add(name)
             self.now[name] = _Kept(info.decl, info.plan, self.diags[before:], signature, reads)
+        self.deferred_pins(order)
         self.module.order = order
         checks.check_tests(self.module)
 

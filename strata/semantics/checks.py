@@ -3,19 +3,31 @@ pins and contracts (E060, E065), and test blocks (E066)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from sqlglot import exp
 
 from strata.diagnostics import Diagnostic, did_you_mean
-from strata.plan import AggregateStage, FilterStage, Incremental, PinSpec, Plan, RelationRef
+from strata.plan import (
+    AggregateStage,
+    DeriveStage,
+    FilterStage,
+    Incremental,
+    PinSpec,
+    Plan,
+    RelationRef,
+)
 from strata.semantics import types as T
 from strata.semantics.expressions import ERROR, constant_value, literal_type, resolve_type
-from strata.semantics.module import Module
+from strata.semantics.module import ModelInfo, Module
 from strata.semantics.scopes import ModuleScope
+from strata.sqlgen.clock import clock_column
 from strata.syntax import ast
 
-STRATEGIES = ("replace", "append", "upsert")
+STRATEGIES = ("replace", "append", "upsert", "history")
+# merge_strategy history: the columns a version of a key is valid between (run times)
+HISTORY_COLUMNS = ("valid_from", "valid_to")
 PROPERTIES = ("incremental", "merge_strategy", "merge_keys", "cdc_column", "compact_layers",
               "compact_ratio", "on_drift", "lookback", "delete_when")
 ON_DRIFT = ("warn", "recompute", "fail", "ignore")
@@ -81,7 +93,7 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
                                  STRATEGIES)
             r.error("E086", f"unknown merge_strategy `{shown}`", strategy_prop.value_span,
                     (guess + " (one name, no brackets)" if guess and isinstance(value, tuple)
-                     else guess) or "merge_strategy is one of replace, append, upsert")
+                     else guess) or "merge_strategy is one of replace, append, upsert, history")
             return None
         strategy = value
     if "incremental" not in props and strategy_prop is None:
@@ -121,7 +133,12 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
                     "watermark needs an ordered scalar (number, date, timestamp, text)",
                     cdc.value_span)
             ok = False
-    elif strategy in ("append", "upsert"):
+    if cdc is not None and strategy == "history":
+        r.error("E210", "merge_strategy history takes no `cdc_column`", cdc.span,
+                "a history compares every column of each key with its open version: "
+                "remove `cdc_column`")
+        ok = False
+    elif cdc is None and strategy in ("append", "upsert"):
         r.error("E088", f"merge_strategy {strategy} needs `cdc_column`",
                 strategy_prop.value_span, "add `cdc_column: updated_at` (a monotone column)")
         ok = False
@@ -134,12 +151,13 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
             ok = False
         else:
             keys = keys_prop.value
-    if strategy == "upsert" and (keys_prop is None or isinstance(keys_prop.value, tuple)):
+    if strategy in ("upsert", "history") and (keys_prop is None
+                                              or isinstance(keys_prop.value, tuple)):
         if not steps_ok:
             ok = False
         elif keys_prop is None or not keys:
             span = keys_prop.value_span if keys_prop else strategy_prop.value_span
-            r.error("E089", "merge_strategy upsert needs non-empty `merge_keys`", span,
+            r.error("E089", f"merge_strategy {strategy} needs non-empty `merge_keys`", span,
                     "add `merge_keys: [id]`")
             ok = False
         else:
@@ -180,6 +198,9 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
     cdc_type = output[cdc_name].type if cdc_name in output and steps_ok else None
     lookback = _lookback(r, props, strategy, cdc_type)
     deleted = _delete_when(r, decl, plan, props, strategy) if steps_ok else None
+    if strategy == "history" and steps_ok and not _history_columns(r, decl, plan,
+                                                                   strategy_prop):
+        ok = False
     if not ok or drift is None or lookback is False or deleted is False:
         return None
     text = ""
@@ -190,6 +211,29 @@ def _incremental(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
         plan.stages.append(FilterStage(_not_true(deleted)))
     return Incremental(strategy, cdc_name, tuple(keys), layers, ratio, drift, lookback,
                        deleted, text, on_drift_written="on_drift" in props)
+
+
+def _history_columns(r: ModuleScope, decl: ast.ModelDecl, plan: Plan,
+                     strategy: ast.Property) -> bool:
+    """merge_strategy history: the model's rows gain `valid_from` (the run's
+    timestamp) and `valid_to` (NULL: the version is open), a last derive, so the
+    first run (and the model's canonical SQL) is every row opened now; a merge then
+    closes and opens versions (sqlgen/history.py). E211 when the model has either
+    column already."""
+    taken = [c.name for c in plan.output if c.name.lower() in HISTORY_COLUMNS]
+    if taken:
+        r.error("E211", f"merge_strategy history adds `valid_from` and `valid_to`, and "
+                f"`{decl.name}` has `{taken[0]}` already", strategy.value_span,
+                f"rename it in the model's `select` (`{taken[0]} as source_{taken[0]}`)")
+        return False
+    cols = [r.new_col(name, T.TIMESTAMP) for name in HISTORY_COLUMNS]
+    opened = exp.cast(exp.Null(), exp.DataType.build("TIMESTAMP"))
+    plan.stages.append(DeriveStage([(cols[0], clock_column("run_timestamp")),
+                                    (cols[1], opened)]))
+    plan.output = [*plan.output, *cols]
+    plan.clock_stale = plan.clock  # unchanged rows open no version: the clock alone is no news
+    plan.clock = plan.clock | {"run_timestamp"}
+    return True
 
 
 def _not_true(condition: exp.Expression) -> exp.Expression:
@@ -205,7 +249,10 @@ def _merge_only(r: ModuleScope, prop: ast.Property, strategy: str, needs: tuple[
     r.error("E118", f"`{prop.name}` applies to merge_strategy {' or '.join(needs)}, not "
             f"{strategy}", prop.span,
             "append would add the re-read rows a second time; use merge_strategy: upsert"
-            if strategy == "append" else "a replace model is computed in full every run")
+            if strategy == "append" else
+            "a history compares every row with its key's open version: it reads no "
+            "watermark and deletes no key" if strategy == "history" else
+            "a replace model is computed in full every run")
     return False
 
 
@@ -329,6 +376,8 @@ def _pins(r: ModuleScope, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
                 continue
             pins.append(PinSpec("columns", contract=tuple(contract), span=pin.span))
         elif pin.kind == "references":
+            if pin.relation in r.module.models[decl.name].pins_after:
+                continue  # its relation is not resolved yet: deferred_pins
             spec = _references(r, decl, plan, pin)
             if spec is not None:
                 pins.append(spec)
@@ -341,6 +390,19 @@ def _pins(r: ModuleScope, decl: ast.ModelDecl, plan: Plan) -> list[PinSpec]:
             if spec is not None:
                 pins.append(spec)
     return pins
+
+
+def deferred_pins(r: ModuleScope, info: ModelInfo) -> None:
+    """The `pin references` of a model whose relation reads the model (ModelInfo.
+    pins_after), checked once that relation is resolved, after every model: they
+    join the model's pins, marked to be checked after both models are built. Those
+    of an earlier pass are replaced (the editor keeps an unchanged model's plan)."""
+    info.plan.pins = [p for p in info.plan.pins if not p.after]
+    for pin in info.decl.pins:
+        if pin.kind == "references" and pin.relation in info.pins_after:
+            spec = _references(r, info.decl, info.plan, pin)
+            if spec is not None:
+                info.plan.pins.append(replace(spec, after=True))
 
 
 def _unknown_columns(r: ModuleScope, pin: ast.Pin, names, have: dict, where: str) -> bool:

@@ -38,6 +38,9 @@ class ModelInfo:
     plan: Plan | None  # None when the model has errors (or an upstream one has)
     models_read: list[str]  # direct upstream models
     sources_read: list[str]  # direct sources
+    # models a `pin references` of this model reads that read this model themselves
+    # (directly or not): not upstream; the pin is checked once both are built
+    pins_after: list[str] = field(default_factory=list)
 
 
 @dataclass

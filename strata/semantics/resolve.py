@@ -244,8 +244,17 @@ class Resolver(ModuleScope):
                 self.diags.extend(metadata.check_columns(info.decl, plan))
             if len(self.diags) == before:
                 info.plan = plan
+        self.deferred_pins(order)
         self.module.order = order
         checks.check_tests(self.module)
+
+    def deferred_pins(self, order: list[str]) -> None:
+        """The pins checked after their relation, which reads their model, is built
+        (ModelInfo.pins_after): resolved once every model is (checks.deferred_pins)."""
+        for name in order:
+            info = self.module.models[name]
+            if info.pins_after and info.plan is not None:
+                checks.deferred_pins(self, info)
 
     # ------------------------------------------------------------ declarations
     def _collect(self) -> None:
@@ -331,10 +340,13 @@ class Resolver(ModuleScope):
                     continue  # rows made from nothing read no relation
                 elif step.relation not in withs:
                     out.append((step.relation, step.span))
-        # `pin references` reads the referenced relation: it is built (and checked) first
-        out += [(p.relation, p.span) for p in decl.pins
-                if p.relation is not None and p.relation != decl.name]
         return out
+
+    @staticmethod
+    def _pin_relations(decl: ast.ModelDecl) -> list[tuple[str, Span]]:
+        """The relations the model's `pin references` read (not the model itself)."""
+        return [(p.relation, p.span) for p in decl.pins
+                if p.relation is not None and p.relation != decl.name]
 
     @staticmethod
     def _combined(decl: ast.ModelDecl) -> set[Span]:
@@ -368,24 +380,61 @@ class Resolver(ModuleScope):
                                "an incremental model merges with its previous snapshot by "
                                "itself; it does not read its own output")
                     broken.add(name)
+                elif not self._known(rel, span, broken, name):
+                    continue
                 elif rel in module.models:
                     if rel not in info.models_read:
                         info.models_read.append(rel)
-                elif rel in module.sources:
-                    if rel not in info.sources_read:
-                        info.sources_read.append(rel)
-                else:
-                    self.error("E010", f"unknown source or model `{rel}`", span,
-                               did_you_mean(rel, [*module.models, *module.sources]))
-                    broken.add(name)
+                elif rel not in info.sources_read:
+                    info.sources_read.append(rel)
+        pinned = self._pin_edges(broken)
         order = _dependency_order(module)
         placed = set(order)
         cyclic = [n for n in module.models if n not in placed]
         for cycle in self._cycles(cyclic):
             info = module.models[cycle[0]]
-            self.error("E013", "dependency cycle: " + " -> ".join(cycle + [cycle[0]]),
-                       info.decl.name_span, "a model cannot read, directly or not, itself")
+            pins = [f"`{a}` reads `{b}` by its `pin references`"
+                    for a, b in zip(cycle, cycle[1:] + cycle[:1]) if (a, b) in pinned]
+            self.error("E013", "dependency cycle: " + " -> ".join(cycle + [cycle[0]])
+                       + (f" ({'; '.join(pins)})" if pins else ""), info.decl.name_span,
+                       "a model cannot read, directly or not, itself" + (
+                           "; a pin's relation is built before the model, unless that "
+                           "relation reads the model: then the pin is checked once both are "
+                           "built" if pins else ""))
         return [n for n in order if n not in broken]
+
+    def _known(self, rel: str, span: Span, broken: set[str], name: str) -> bool:
+        if rel in self.module.models or rel in self.module.sources:
+            return True
+        self.error("E010", f"unknown source or model `{rel}`", span,
+                   did_you_mean(rel, [*self.module.models, *self.module.sources]))
+        broken.add(name)
+        return False
+
+    def _pin_edges(self, broken: set[str]) -> set[tuple[str, str]]:
+        """Place each `pin references` to another model: after the model it reads when
+        that model reads the pinned model back through its steps (dbt's relationships
+        test on a model downstream: ModelInfo.pins_after), else before, as an input.
+        Returns the (model, relation) edges only a pin made, for cycle messages."""
+        module = self.module
+        pinned: dict[tuple[str, str], None] = {}  # in declaration order (a set's is not)
+        upstream: dict[str, set[str]] = {}  # through the models' steps only
+        for name, info in module.models.items():
+            for rel, span in self._pin_relations(info.decl):
+                if not self._known(rel, span, broken, name):
+                    continue
+                if rel in module.sources:
+                    if rel not in info.sources_read:
+                        info.sources_read.append(rel)
+                elif rel in info.models_read or rel in info.pins_after:
+                    continue
+                elif name in upstream.setdefault(rel, module.upstream([rel])):
+                    info.pins_after.append(rel)
+                else:
+                    pinned[(name, rel)] = None
+        for name, rel in pinned:
+            module.models[name].models_read.append(rel)
+        return set(pinned)
 
     def _cycles(self, cyclic: list[str]) -> list[list[str]]:
         """One cycle per group of models that read each other (in declaration order).

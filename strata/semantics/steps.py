@@ -67,6 +67,9 @@ class ModelResolver:
         # a relation read has errors (said already): its columns are unknown, so an
         # unknown column says nothing more
         self.broken = False
+        # sets of column ids no two rows of the scope share (W.key_columns): an order
+        # holding one of them has no ties to break
+        self.unique: list[frozenset[int]] = []
 
     def error(self, code: str, message: str, span: Span | None, hint: str | None = None) -> None:
         self.r.error(code, message, span, hint)
@@ -156,6 +159,8 @@ class ModelResolver:
         self.scope.aliases.append(alias)
         for col in cols:
             self.scope.add(col)
+        upstream = self.r.module.models.get(ref.name) if ref.kind == "model" else None
+        self.unique = W.pinned_unique(upstream.plan if upstream else None, cols)
         self._read(ref)
 
     def _relation(self, relation: str | ast.Pipeline | ast.RelationCall,
@@ -273,6 +278,10 @@ class ModelResolver:
                 self.scope.add(col, visible=False, output=False, joined=True)
             else:
                 self.scope.add(col, joined=True)
+        if step.many or step.kind in ("cross", "full"):
+            # a left row may now be several rows; a full join adds the unmatched right
+            # rows, each with NULL for every left column
+            self.unique = []
         if step.kind == "cross":
             self.stages.append(JoinStage(ref, alias, exp.true(), False, True, cols, [],
                                          step.span, "cross"))
@@ -329,6 +338,7 @@ class ModelResolver:
             return
         item = self.r.new_col(step.item, typed.type.element)
         self.scope.add(item)
+        self.unique = []
         self.stages.append(ExpandStage(_inline(typed.node, self.defs), item,
                                        f"__expand_{len(self.stages) + 1}"))
 
@@ -368,6 +378,9 @@ class ModelResolver:
             new_scope.add(col)
         self.stages.append(AggregateStage(keys, aggs, group.sets if group else None))
         self.scope = new_scope
+        # one row per group (GROUP BY puts NULLs in one group); grouping sets give a
+        # row per set, with NULL for the keys a set leaves out
+        self.unique = [] if group and group.sets else [frozenset(c.id for c, _ in keys)]
         self.sort = None  # groups have no order
 
     def _group(self, step: ast.Group) -> None:  # pragma: no cover - handled in run()
@@ -533,6 +546,7 @@ class ModelResolver:
             output.append(self.r.new_col(col.name, unified))
         self.stages.append(SetOpStage(step.op, ref, left, right, output))
         self.sort = None
+        self.unique = []
         self.scope = Scope(aliases=[])
         for col in output:
             self.scope.add(col)
@@ -693,10 +707,13 @@ class ModelResolver:
         return W.frame_spec(frame.kind, *bounds)
 
     def _ties(self, keys: list[OrderKey], by: list[exp.Expression]) -> list[OrderKey]:
-        """The tie-breakers after an order: the scope's other columns
+        """The tie-breakers after an order: the rest of a unique key of the scope
+        (none when the order holds one), else the scope's other columns
         (windows.tie_breakers)."""
+        known = W.plain_keys([*by, *(k.expr for k in keys)])
         cols = [e.col for e in self.scope.entries]
-        return W.tie_breakers(cols, self.defs, W.plain_keys([*by, *(k.expr for k in keys)]))
+        key = W.key_columns(cols, known, self.unique, self.defs)
+        return W.tie_breakers(cols if key is None else key, self.defs, known)
 
     # ------------------------------------------------------------ helpers
     def _clash(self, name: str, span: Span) -> bool:

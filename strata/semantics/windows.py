@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from strata.plan import Col, ColRef, OrderKey, colref
+from strata.plan import Col, ColRef, OrderKey, Plan, colref
 from strata.semantics import types as T
 from strata.semantics.functions import Function
 
@@ -255,6 +255,46 @@ def tie_breakers(cols: list[Col], defs: dict[int, exp.Expression],
             sign.type = col.type.to_sqlglot()
             keys.append(OrderKey(sign, desc=False, nulls_first=False))
     return keys
+
+
+def pinned_unique(upstream: Plan | None, cols: list[Col]) -> list[frozenset[int]]:
+    """The keys of a model read (its `pin unique`s, as ids of `cols`, its columns read
+    in order): verified before it publishes, so no two of its rows share one."""
+    if upstream is None:
+        return []
+    by_name = {c.name: c.id for c in cols}
+    return [frozenset(by_name[n] for n in pin.columns) for pin in upstream.pins
+            if pin.kind == "unique" and all(n in by_name for n in pin.columns)]
+
+
+def key_columns(cols: list[Col], known: set[int], unique: list[frozenset[int]],
+                defs: dict[int, exp.Expression]) -> list[Col] | None:
+    """The columns of `cols` that complete the shortest unique key of the scope not
+    already held by `known` (an order's keys and partition): ordering by them breaks
+    every tie, so the other columns would only slow the sort (issue 40). [] when the
+    order holds a key already (rows never tie); None when no key is in scope. A key
+    column is followed through the bare copies (`select id`) made of it."""
+
+    def root(col_id: int) -> int:
+        seen = set()
+        while isinstance(defs.get(col_id), ColRef) and col_id not in seen:
+            seen.add(col_id)
+            col_id = defs[col_id].col_id
+        return col_id
+
+    held = {root(i) for i in known}
+    by_root: dict[int, Col] = {}
+    for col in cols:
+        by_root.setdefault(root(col.id), col)
+    best = None
+    for key in unique:
+        missing = {root(i) for i in key} - held
+        if missing <= by_root.keys() and (best is None or len(missing) < len(best)) and \
+                all(by_root[r].type.kind != "list" for r in missing):  # no order of lists
+            best = missing
+    if best is None:
+        return None
+    return [c for c in cols if c.id in {by_root[r].id for r in best}]
 
 
 def _typed_ref(col: Col) -> ColRef:

@@ -19,13 +19,5 @@ SELECT
 FROM base
 ORDER BY
   base.order_total DESC,
-  base.order_id ASC NULLS LAST,
-  base.customer_id ASC NULLS LAST,
-  base.ordered_at ASC NULLS LAST,
-  base.count_order_items ASC NULLS LAST,
-  base.count_drinks ASC NULLS LAST,
-  base.order_cost ASC NULLS LAST,
-  ATAN2(base.order_cost, -1) ASC NULLS LAST,
-  base.customer_order_number ASC NULLS LAST,
-  base.is_repeat_buyer ASC NULLS LAST
+  base.order_id ASC NULLS LAST
 LIMIT 3;

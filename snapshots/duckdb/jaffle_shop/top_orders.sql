@@ -19,13 +19,5 @@ SELECT
 FROM base
 ORDER BY
   base.order_total DESC,
-  base.order_id ASC,
-  base.customer_id ASC,
-  base.ordered_at ASC,
-  base.count_order_items ASC,
-  base.count_drinks ASC,
-  base.order_cost ASC,
-  ATAN2(base.order_cost, -1) ASC,
-  base.customer_order_number ASC,
-  base.is_repeat_buyer ASC
+  base.order_id ASC
 LIMIT 3;

@@ -18,15 +18,9 @@ WITH base AS (
     base.order_id,
     base.customer_id,
     base.ordered_at,
-    base.order_total,
-    base.count_order_items,
-    base.count_drinks,
-    base.order_cost,
-    base.customer_order_number,
-    base.is_repeat_buyer,
     ROW_NUMBER() OVER (
       PARTITION BY base.customer_id
-      ORDER BY base.ordered_at DESC NULLS LAST, base.order_id DESC NULLS LAST, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.count_order_items ASC, base.count_drinks ASC, base.order_cost ASC, ATAN2(base.order_cost, -1) ASC, base.customer_order_number ASC, base.is_repeat_buyer ASC
+      ORDER BY base.ordered_at DESC NULLS LAST, base.order_id DESC NULLS LAST
     ) AS __row
   FROM base
 )

@@ -20,7 +20,7 @@ WITH base AS (
     base.ordered_at,
     ROW_NUMBER() OVER (
       PARTITION BY base.customer_id
-      ORDER BY base.ordered_at ASC NULLS LAST, base.order_id ASC NULLS LAST, base.order_total ASC NULLS LAST, ATAN2(base.order_total, -1) ASC NULLS LAST, base.count_order_items ASC NULLS LAST, base.count_drinks ASC NULLS LAST, base.order_cost ASC NULLS LAST, ATAN2(base.order_cost, -1) ASC NULLS LAST, base.customer_order_number ASC NULLS LAST, base.is_repeat_buyer ASC NULLS LAST
+      ORDER BY base.ordered_at ASC NULLS LAST, base.order_id ASC NULLS LAST
     ) AS n
   FROM base
 )

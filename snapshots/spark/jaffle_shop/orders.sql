@@ -37,11 +37,11 @@ SELECT
   COALESCE(items.cost, 0) AS order_cost,
   ROW_NUMBER() OVER (
     PARTITION BY base.customer_id
-    ORDER BY base.ordered_at ASC NULLS LAST, base.order_id ASC NULLS LAST, base.store_id ASC NULLS LAST, base.subtotal ASC NULLS LAST, ATAN2(base.subtotal, -1) ASC NULLS LAST, base.order_total ASC NULLS LAST, ATAN2(base.order_total, -1) ASC NULLS LAST, base.updated_at ASC NULLS LAST, items.order_id ASC NULLS LAST, items.n_items ASC NULLS LAST, items.n_drinks ASC NULLS LAST, items.cost ASC NULLS LAST, ATAN2(items.cost, -1) ASC NULLS LAST
+    ORDER BY base.ordered_at ASC NULLS LAST, base.order_id ASC NULLS LAST
   ) AS customer_order_number,
   ROW_NUMBER() OVER (
     PARTITION BY base.customer_id
-    ORDER BY base.ordered_at ASC NULLS LAST, base.order_id ASC NULLS LAST, base.store_id ASC NULLS LAST, base.subtotal ASC NULLS LAST, ATAN2(base.subtotal, -1) ASC NULLS LAST, base.order_total ASC NULLS LAST, ATAN2(base.order_total, -1) ASC NULLS LAST, base.updated_at ASC NULLS LAST, items.order_id ASC NULLS LAST, items.n_items ASC NULLS LAST, items.n_drinks ASC NULLS LAST, items.cost ASC NULLS LAST, ATAN2(items.cost, -1) ASC NULLS LAST
+    ORDER BY base.ordered_at ASC NULLS LAST, base.order_id ASC NULLS LAST
   ) > 1 AS is_repeat_buyer
 FROM base
 LEFT JOIN items_2 AS items

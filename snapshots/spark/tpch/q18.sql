@@ -78,6 +78,5 @@ ORDER BY
   orders.o_orderdate ASC NULLS LAST,
   customer.c_name ASC NULLS LAST,
   customer.c_custkey ASC NULLS LAST,
-  orders.o_orderkey ASC NULLS LAST,
-  SUM(base.l_quantity) ASC NULLS LAST
+  orders.o_orderkey ASC NULLS LAST
 LIMIT 100;

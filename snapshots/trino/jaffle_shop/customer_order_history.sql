@@ -21,13 +21,10 @@ SELECT
   base.order_total,
   base.count_order_items,
   base.customer_order_number,
-  LAG(base.ordered_at) OVER (
-    PARTITION BY base.customer_id
-    ORDER BY base.ordered_at ASC, base.order_id ASC, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.count_order_items ASC, base.count_drinks ASC, base.order_cost ASC, ATAN2(base.order_cost, -1) ASC, base.customer_order_number ASC, base.is_repeat_buyer ASC
-  ) AS previous_ordered_at,
+  LAG(base.ordered_at) OVER (PARTITION BY base.customer_id ORDER BY base.ordered_at ASC, base.order_id ASC) AS previous_ordered_at,
   SUM(base.order_total) OVER (
     PARTITION BY base.customer_id
-    ORDER BY base.ordered_at ASC, base.order_id ASC, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.count_order_items ASC, base.count_drinks ASC, base.order_cost ASC, ATAN2(base.order_cost, -1) ASC, base.customer_order_number ASC, base.is_repeat_buyer ASC
+    ORDER BY base.ordered_at ASC, base.order_id ASC
     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
   ) AS running_spend
 FROM base;

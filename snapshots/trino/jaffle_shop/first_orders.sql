@@ -18,10 +18,7 @@ WITH base AS (
     base.order_id,
     base.customer_id,
     base.ordered_at,
-    ROW_NUMBER() OVER (
-      PARTITION BY base.customer_id
-      ORDER BY base.ordered_at ASC, base.order_id ASC, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.count_order_items ASC, base.count_drinks ASC, base.order_cost ASC, ATAN2(base.order_cost, -1) ASC, base.customer_order_number ASC, base.is_repeat_buyer ASC
-    ) AS n
+    ROW_NUMBER() OVER (PARTITION BY base.customer_id ORDER BY base.ordered_at ASC, base.order_id ASC) AS n
   FROM base
 )
 SELECT

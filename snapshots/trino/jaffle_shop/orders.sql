@@ -35,14 +35,8 @@ SELECT
   COALESCE(items.n_items, 0) AS count_order_items,
   COALESCE(items.n_drinks, 0) AS count_drinks,
   COALESCE(items.cost, 0) AS order_cost,
-  ROW_NUMBER() OVER (
-    PARTITION BY base.customer_id
-    ORDER BY base.ordered_at ASC, base.order_id ASC, base.store_id ASC, base.subtotal ASC, ATAN2(base.subtotal, -1) ASC, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.updated_at ASC, items.order_id ASC, items.n_items ASC, items.n_drinks ASC, items.cost ASC, ATAN2(items.cost, -1) ASC
-  ) AS customer_order_number,
-  ROW_NUMBER() OVER (
-    PARTITION BY base.customer_id
-    ORDER BY base.ordered_at ASC, base.order_id ASC, base.store_id ASC, base.subtotal ASC, ATAN2(base.subtotal, -1) ASC, base.order_total ASC, ATAN2(base.order_total, -1) ASC, base.updated_at ASC, items.order_id ASC, items.n_items ASC, items.n_drinks ASC, items.cost ASC, ATAN2(items.cost, -1) ASC
-  ) > 1 AS is_repeat_buyer
+  ROW_NUMBER() OVER (PARTITION BY base.customer_id ORDER BY base.ordered_at ASC, base.order_id ASC) AS customer_order_number,
+  ROW_NUMBER() OVER (PARTITION BY base.customer_id ORDER BY base.ordered_at ASC, base.order_id ASC) > 1 AS is_repeat_buyer
 FROM base
 LEFT JOIN items_2 AS items
   ON items.order_id = base.order_id;

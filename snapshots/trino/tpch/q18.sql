@@ -78,6 +78,5 @@ ORDER BY
   orders.o_orderdate ASC,
   customer.c_name ASC,
   customer.c_custkey ASC,
-  orders.o_orderkey ASC,
-  SUM(base.l_quantity) ASC
+  orders.o_orderkey ASC
 LIMIT 100;

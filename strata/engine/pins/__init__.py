@@ -8,6 +8,9 @@ Semantics:
 - Join fan-out (`join`/`join_left` without `many`): no left row may match two right
   rows. Right rows with a NULL key never match (`=` on NULL is not true), so they
   cannot fan out; duplicated right keys no left row matches are harmless.
+- `pin references` to a model that reads the pinned one (dbt's relationships test on
+  a model downstream) is checked after both are built, still before publication
+  (`check_pins_after`); a violation fails the run and holds back no model.
 - The fan-out check is skipped when the right side is a model whose `pin unique` on
   exactly the join's key columns was verified (in this run, or recorded with the
   snapshot being read), or proven by the plan (one row per `group` key).

@@ -5,6 +5,8 @@ fetched only after a violation.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from dialects import duckdb as duck
@@ -49,7 +51,7 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
     (e.g. `unique:id`), which the join exemption reads. `upstream_unique(ref, columns)`
     (as for check_joins) lets a `pin unique` be inherited instead of scanned;
     `relation_sql_of(ref)` is where a `pin references` finds the referenced relation."""
-    if not plan.pins:
+    if all(p.after for p in plan.pins):  # none, or all checked after their relation
         return []
     relation = relation_tree(relation_sql)
     columns = relation_columns(wh, relation, log)
@@ -61,6 +63,8 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
     not_nulls: list[tuple[int, PinSpec]] = []
     for i, pin in enumerate(plan.pins):
         label = pin.describe()
+        if pin.after:
+            continue  # its relation reads this model: check_pins_after, once it is built
         if pin.kind == "rows":
             ran[i] = label
             low, high = _bounds(pin)
@@ -154,15 +158,38 @@ def check_pins(wh, relation_sql: str, plan: Plan, row_count: int, log: CheckLog,
     return verified
 
 
+def check_pins_after(wh, relation_sql: str, plan: Plan, log: CheckLog,
+                     relation_sql_of) -> list[Violation]:
+    """The model's `pin references` whose relation reads the model (`PinSpec.after`),
+    checked on its built table once that relation is built too (as dbt runs a
+    relationships test after both models); the violations, in the order written.
+    Before publication, like every pin: a violation fails the run."""
+    pins = [p for p in plan.pins if p.after]
+    if not pins:
+        return []
+    relation = relation_tree(relation_sql)
+    columns = relation_columns(wh, relation, log)
+    found = []
+    for pin in pins:
+        log.ran.append(pin.describe())
+        violation = _row_violation(wh, relation, plan, pin, columns, log, relation_sql_of)
+        if violation is not None:
+            found.append(replace(violation, hint="the pin is checked after "
+                                 f"`{pin.relation.name}`, which reads `{plan.model}`, is "
+                                 "built; " + NOTHING_PUBLISHED))
+    return found
+
+
 def pin_reads(plan: Plan) -> list[RelationRef]:
     """The relations a model's pins read besides its own table: each `pin references`
     to another relation. Its check reads that relation, so a run treats it as an
     input of the model, as it treats what the model's query reads: built, committed
     and checked first (resolve puts it in the model's `models_read`, so staleness
-    and the code fingerprint follow it; the build lanes place the model by it)."""
+    and the code fingerprint follow it; the build lanes place the model by it). Not
+    a pin checked after its relation (`PinSpec.after`): that relation reads the model."""
     out: list[RelationRef] = []
     for pin in plan.pins:
-        if (pin.kind == "references" and pin.relation is not None
+        if (pin.kind == "references" and pin.relation is not None and not pin.after
                 and pin.relation.name != plan.model and pin.relation not in out):
             out.append(pin.relation)
     return out

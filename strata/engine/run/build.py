@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -28,7 +28,7 @@ from strata.engine.fingerprints import RowHash, _canonical_relation
 from strata.engine.handle import internal
 from strata.engine.lanes import Built as LaneBuilt
 from strata.engine.lanes import LaneAborted, Lanes
-from strata.engine.pins.checks import check_pins, pin_reads
+from strata.engine.pins.checks import check_pins, check_pins_after, pin_reads
 from strata.engine.pins.joins import check_joins
 from strata.engine.pins.results import CheckLog, PinError, Violation
 from strata.engine.publication import adapter_of
@@ -73,6 +73,8 @@ class BuildFailure:
     opts: RunOptions
     failed: tuple[str, BaseException] | None  # the model the engine failed on, its error
     pin_failed: dict[str, list[Violation]]  # model -> its violations
+    # model -> the violations of its pins checked after their relation (PinSpec.after)
+    pin_failed_after: dict[str, list[Violation]]
     results: dict[str, ModelResult]  # the models finished before the failure
     snap_of: dict[str, str]
     unfinished: frozenset[str]  # models whose statements were still running
@@ -144,6 +146,9 @@ class _Builder:
         # built and checked, and the run then fails with every violation (issue 19)
         self.pin_failed: dict[str, list[Violation]] = {}
         self.not_built: dict[str, str] = {}  # model -> the failed upstream it waited on
+        # pins checked after their relation, which reads the model, is built
+        # (PinSpec.after): model -> violations; they hold back no model
+        self.pin_failed_after: dict[str, list[Violation]] = {}
 
     def run(self) -> Built:
         """Every model of the closure built, kept or reused, its pins checked and its
@@ -162,7 +167,8 @@ class _Builder:
                     self._announce()
                     crash_point(f"after_model:{name}")
                 self._drain()
-                if self.pin_failed:
+                self._check_after()
+                if self.pin_failed or self.pin_failed_after:
                     return self._failure(None)
                 self._flush()
                 self._commit_build()
@@ -183,9 +189,49 @@ class _Builder:
         unreadable = (self._unreadable_reads(*self.failed)
                       if isinstance(err, StrataError) and self.failed is not None else {})
         failure = BuildFailure(err, self.module, self.opts, self.failed,
-                               dict(self.pin_failed), dict(self.results),
+                               dict(self.pin_failed), dict(self.pin_failed_after),
+                               dict(self.results),
                                dict(self.snap_of), unfinished, unreadable)
         return Built(self.plan, self.reasons, [], dict(self.snap_of), [], [], None, failure)
+
+    def _check_after(self) -> None:
+        """The pins whose relation reads their model (`PinSpec.after`: dbt's
+        relationships test on a model downstream), once every model is built: on the
+        tables this run publishes, the relation's live one when the run does not build
+        it. Skipped when neither table changed since the last run (checked then), or
+        when the relation has no table yet (checked by the run that builds it)."""
+        for name in self.plan.closure:
+            after = [p for p in self.module.plan(name).pins if p.after]
+            if after and name not in self.pin_failed and name not in self.not_built:
+                self._check_after_model(name, after)
+
+    def _check_after_model(self, name: str, after: list) -> None:
+        log = CheckLog(dialect=self.ad.dialect, bitmaps=self.ad.bitmap_distinct)
+        snaps, checked = {}, []
+        for pin in after:
+            other = pin.relation.name
+            snap = self.snap_of.get(other) or self.live.get(other)
+            if other in self.not_built or other in self.pin_failed or snap is None:
+                log.skip(pin.describe(), f"`{other}` is not built: its run checks the pin")
+            elif (self.snap_of[name] == self.base_snaps.get(name)
+                  and snap == self.base_snaps.get(other)):
+                log.skip(pin.describe(), f"`{name}` and `{other}` are as the last run "
+                         "checked them")
+            else:
+                snaps[other] = snap
+                checked.append(pin)
+        try:
+            found = check_pins_after(self.ad, internal(self.snap_of[name]),
+                                     replace(self.module.plan(name), pins=checked), log,
+                                     lambda ref: internal(snaps[ref.name]))
+        except self.errors as err:
+            raise self._engine_failure(name, err) from None
+        result = self.results[name]
+        result.checks = [*result.checks, *log.ran]
+        result.skipped_checks = [*result.skipped_checks, *log.skipped]
+        if found:
+            self.pin_failed_after[name] = found
+            result.status = "failed"
 
     def _blocked_by(self, name: str) -> str | None:
         """The upstream model whose pins failed (directly or further up), if any."""

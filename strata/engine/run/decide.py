@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from strata.diagnostics import fail
 from strata.engine import history as H
 from strata.engine import incremental, staleness
 from strata.engine.fingerprints import run_id
@@ -49,6 +50,7 @@ def decide(module: Module, registry: H.Registry, sources: SourcesRead, options: 
     """The plan; or, when there is nothing to do, the report saying so (its timings
     are the caller's to fill)."""
     opts, closure, live, base = options, state.closure, state.live, state.base
+    _keeps_histories(module, registry, opts, closure, live)
     # the run's clock, where a model reads it: an input like a source's data, so a
     # new value makes those models (and what reads them) stale, and only them
     clock_read = {n for m in closure for n in module.plan(m).clock}
@@ -70,7 +72,8 @@ def decide(module: Module, registry: H.Registry, sources: SourcesRead, options: 
                  [opts.kind, opts.backfill_of, opts.full_refresh,
                   sorted(opts.force_full), opts.stage_only, sorted(reasons)]
                  + ([sorted(opts.keep.items())] if opts.keep else [])
-                 + ([["removed", sorted(removed.items())]] if removed else []))
+                 + ([["removed", sorted(removed.items())]] if removed else [])
+                 + ([["reset_history"]] if opts.reset_history else []))
     if state.published is not None:
         done = _published(state.published, rid, live, state.quarantined)
         if done is not None:
@@ -82,6 +85,34 @@ def decide(module: Module, registry: H.Registry, sources: SourcesRead, options: 
         registry.content_index(closure, exclude=state.quarantined),
         {(r.model, r.content_hash): r.name for r in registry.of(
             state.quarantined).values() if r.model in wanted})
+
+
+def _keeps_histories(module: Module, registry: H.Registry, opts: RunOptions,
+                     closure: list[str], live: dict[str, str]) -> None:
+    """E212 for a full refresh, E213 for a backfill, that would recompute a
+    `merge_strategy: history` model with a history already (its past versions are in
+    no source: they would be lost), before anything is built. `--reset-history`
+    lets a full refresh start it over."""
+    for name in closure:
+        inc = module.plan(name).incremental
+        if inc is None or inc.strategy != "history" or not incremental.holds_history(
+                registry.by_name.get(live.get(name, ""))):
+            continue
+        span = module.models[name].decl.name_span
+        refreshed = opts.full_refresh and (opts.full_refresh_models is None
+                                           or name in opts.full_refresh_models)
+        if refreshed and not opts.reset_history:
+            raise fail("E212", f"--full-refresh would start the history of `{name}` over",
+                       span, "its past versions are in no source, so a full refresh loses "
+                       "them: leave it out (`--full-refresh --models` the others), or add "
+                       "`--reset-history` to start it over (earlier runs' snapshots keep "
+                       "the old versions until gc)")
+        if opts.backfill_of is not None and opts.rebuild is not None and name in opts.rebuild:
+            raise fail("E213", f"a backfill cannot recompute the history of `{name}`", span,
+                       f"a history records what the model gave at each run; run {opts.backfill_of}"
+                       "'s versions cannot be corrected afterwards: leave it and the models "
+                       "reading it out with `--models`, and let the next run record the "
+                       "corrected rows as new versions")
 
 
 def _reasons(module: Module, registry: H.Registry, opts: RunOptions, state: Observed,

@@ -21,6 +21,8 @@ class RunOptions:
     stage_only: bool = False
     full_refresh: bool = False
     full_refresh_models: list[str] | None = None  # --full-refresh with --models: only these
+    # --reset-history: a full refresh may start merge_strategy history models over
+    reset_history: bool = False
     kind: str = "run"  # run | backfill
     # the moment run_date()/run_timestamp() read (None: now); a backfill passes the
     # corrected run's, replay the recorded one

@@ -95,7 +95,9 @@ def pin_failure(plan: RunPlan, failure: BuildFailure) -> PinError:
             blocked[m] = blocked.get(up, up)
         elif m in failure.pin_failed:
             failed[m] = failure.pin_failed[m]
-    violations = [v for m in closure for v in failed.get(m, [])]
+    # a pin checked after its relation was built (PinSpec.after) held back no model
+    violations = [v for m in closure for v in [*failed.get(m, []),
+                                                *failure.pin_failed_after.get(m, [])]]
     unchecked = [f"`{m}` (upstream `{blocked[m]}` failed)" for m in closure
                  if m in blocked]
     note = ("not built or checked: " + ", ".join(unchecked)) if unchecked else None

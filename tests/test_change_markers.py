@@ -202,3 +202,100 @@ def test_a_no_op_reads_no_rows_however_large_the_source(tmp_path, monkeypatch):
     assert hashed_large > 5 * hashed_small  # the test can tell a scan
     assert large < 2 * small + 0.005
     assert large < hashed_large / 5
+
+
+SPARK_MODULE = """\
+source lines = markers.lines {
+  id: int
+  amount: int
+}
+model totals {
+  from lines
+  aggregate n = count()
+}
+"""
+
+
+def test_every_change_to_a_spark_table_moves_its_marker(spark_engine, tmp_path, monkeypatch):
+    """A Parquet table of a local Spark session: its marker is the files its catalogue
+    lists, stat'ed. Every change Spark allows on such a table (INSERT, an overwrite
+    standing for UPDATE and DELETE, TRUNCATE, a rewrite of the same rows) and a part
+    file overwritten in place with its times put back is hashed; an unmoved marker
+    reads no row. A view keeps no marker."""
+    from strata.engine.adapters.spark import SparkAdapter
+
+    monkeypatch.setenv("STRATA_MARKER_SETTLE", str(SETTLE))
+    session = spark_engine.session
+    session.sql("CREATE DATABASE IF NOT EXISTS markers")
+    session.sql("DROP TABLE IF EXISTS markers.lines")
+    session.sql("CREATE TABLE markers.lines (id INT, amount INT) USING parquet")
+    (tmp_path / "m.strata").write_text(SPARK_MODULE)
+    src = load_module(tmp_path / "m.strata").sources["lines"]
+    ad = SparkAdapter(session, "spark (the test session)")
+
+    def overwrite(rows: list[tuple[int, int]]) -> None:
+        frame = session.createDataFrame(rows, "id INT, amount INT").coalesce(1)
+        frame.write.insertInto("markers.lines", overwrite=True)
+
+    def part_file() -> Path:
+        (found,) = session.table("markers.lines").inputFiles()
+        return Path(found.removeprefix("file:"))
+
+    def swap_in_place() -> None:
+        """The one part file's bytes replaced, in place, by a file of the same size
+        holding another value (and its checksum file, which Hadoop reads beside it);
+        their times put back."""
+        target = part_file()
+        donor = tmp_path / "donor"
+        session.createDataFrame([(5, 59)], "id INT, amount INT").coalesce(1) \
+            .write.parquet(str(donor))
+        (part,) = donor.glob("part-*.parquet")
+        for source, into in ((part, target), (donor / f".{part.name}.crc",
+                                             target.with_name(f".{target.name}.crc"))):
+            before = into.stat()
+            assert source.stat().st_size == before.st_size
+            with open(into, "r+b") as f:
+                f.write(source.read_bytes())
+            os.utime(into, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    def another_session_inserts() -> None:
+        session.newSession().sql("INSERT INTO markers.lines VALUES (6, 60)")
+
+    overwrite([(1, 10), (2, 20), (3, 30)])
+    settle()
+    found = prepare(ad, src, bind_source(src, None))
+    assert found.hashed and found.recorded is not None
+    first = found.fingerprint
+    changes = [
+        ("insert", lambda: session.sql("INSERT INTO markers.lines VALUES (4, 40)"), True),
+        ("update", lambda: overwrite([(1, 10), (2, 25), (3, 30), (4, 40)]), True),
+        ("delete", lambda: overwrite([(2, 25), (3, 30)]), True),
+        ("truncate", lambda: session.sql("TRUNCATE TABLE markers.lines"), True),
+        ("rewrite of the first rows", lambda: overwrite([(1, 10), (2, 20), (3, 30)]), True),
+        ("one row", lambda: overwrite([(5, 50)]), True),
+        ("part file overwritten in place, times put back", swap_in_place, True),
+        ("another session's insert just before", another_session_inserts, False),
+    ]
+    seen = {first}
+    for what, change, wait in changes:
+        known = found.recorded
+        assert prepare(ad, src, bind_source(src, None), None, known).hashed is False, what
+        change()
+        if wait:
+            settle()
+        found = prepare(ad, src, bind_source(src, None), None, known)
+        assert found.hashed, what
+        if what.startswith("rewrite"):  # the same rows: the same identity
+            assert found.fingerprint == first
+        else:
+            assert found.fingerprint not in seen, what
+        seen.add(found.fingerprint)
+        if not wait:
+            settle()
+            found = prepare(ad, src, bind_source(src, None))
+
+    session.sql("CREATE OR REPLACE VIEW markers.lines_v AS SELECT * FROM markers.lines")
+    view = bind_source(src, "markers.lines_v")
+    assert ad.table_marker(view.relation) is None
+    session.sql("DROP VIEW markers.lines_v")
+    session.sql("DROP TABLE markers.lines")

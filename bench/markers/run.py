@@ -39,8 +39,9 @@ MODEL = "model totals {\n  from lines\n  aggregate n = count(), total = sum(amou
 
 def cli(code: Path) -> list[str]:
     """The CLI of the checkout at `code` (its `strata` package first on the path)."""
-    return [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(code)!r}); "
-            "from strata.cli.main import main; sys.argv[0] = 'strata'; main()"]
+    return [PYTHON, "-c", (f"import sys; sys.path.insert(0, {str(code)!r}); "
+                           "from strata.cli.main import main; sys.argv[0] = 'strata'; "
+                           "main()")]
 
 
 def _tree_cpu(pid: int, seen: dict[int, float]) -> None:
@@ -105,12 +106,13 @@ def load_table(warehouse: Path, parquet: Path) -> None:
                    cwd=ROOT, capture_output=True)
 
 
-def bench_size(rows: int, before: Path, reps: int, root: Path) -> dict:
+def bench_size(rows: int, before: Path, reps: int, root: Path, kinds: list[str]) -> dict:
     folder = root / f"n{rows}"
     folder.mkdir()
     parquet = make_data(folder, rows)
     out = {}
-    for kind, source in MODULES.items():
+    for kind in kinds:
+        source = MODULES[kind]
         project = folder / kind
         project.mkdir()
         (project / "m.strata").write_text(source.replace("lines.parquet", str(parquet))
@@ -138,14 +140,17 @@ def main() -> None:
                         help="a checkout of the code to compare with (git archive main)")
     parser.add_argument("--sizes", default="1e6,1e7")
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--kinds", default="file,table", help="file, table or both")
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
     args = parser.parse_args()
-    results = {"sizes": {}, "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    results = {"args": vars(args) | {"before": str(args.before), "out": str(args.out)},
+               "sizes": {}, "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "load": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="strata-markers-") as tmp:
         for size in args.sizes.split(","):
             rows = int(float(size))
-            results["sizes"][rows] = bench_size(rows, args.before, args.reps, Path(tmp))
+            results["sizes"][rows] = bench_size(rows, args.before, args.reps, Path(tmp),
+                                                args.kinds.split(","))
             args.out.write_text(json.dumps(results, indent=1) + "\n")
     results["load_after"] = os.getloadavg()
     args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -77,8 +77,11 @@ class Recorded:
 
 
 def recorded_of(markers: dict) -> dict[str, Recorded]:
-    """source -> its record, from a history entry's `source_markers`."""
-    found = {name: Recorded.from_json(data) for name, data in (markers or {}).items()}
+    """source -> its record, from a history entry's `source_markers` (anything else
+    there, an entry edited by hand, is no record: the source is hashed)."""
+    if not isinstance(markers, dict):
+        return {}
+    found = {name: Recorded.from_json(data) for name, data in markers.items()}
     return {name: r for name, r in found.items() if r is not None}
 
 

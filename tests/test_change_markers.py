@@ -204,6 +204,40 @@ def test_a_no_op_reads_no_rows_however_large_the_source(tmp_path, monkeypatch):
     assert large < hashed_large / 5
 
 
+def test_postgresql_hashes_its_tables_and_proves_only_files(pg_warehouse_url, tmp_path):
+    """PostgreSQL keeps no exact change marker of a table (its statistics counters
+    lag and can be reset): a table source is hashed on every run, and another
+    session's committed UPDATE just before the run is seen. A CSV, read here and
+    loaded, is proven by its file's marker like anywhere else."""
+    import psycopg
+
+    from strata.engine.locations import parse_location
+
+    root = tmp_path / "p"
+    (root / "data").mkdir(parents=True)
+    (root / "m.strata").write_text(MODULE.format(ext="csv"))
+    write_csv(root / "data" / "lines.csv", [(1, 10), (2, 20)])
+    args = parse_location(pg_warehouse_url).connect_args()
+    with psycopg.connect(**args, autocommit=True) as con:
+        con.execute("CREATE TABLE orders (id int, amount double precision)")
+        con.execute("INSERT INTO orders SELECT i, i FROM generate_series(1, 10) AS i")
+    p = Project(root, root / "m.strata", root / "unused")
+    settle()
+
+    def run(*flags: str) -> dict:
+        return p.strata_json("run", "m.strata", "-o", pg_warehouse_url, *flags, env=ENV)
+
+    assert run()["sources"] == {"lines": "hashed", "orders": "hashed"}
+    noop = run("--only-stale")
+    assert noop["status"] == "up_to_date"
+    assert noop["sources"] == {"lines": "unchanged", "orders": "hashed"}
+    with psycopg.connect(**args, autocommit=True) as con:  # another session, committed
+        con.execute("UPDATE orders SET amount = amount + 1 WHERE id = 3")
+    report = run("--only-stale")
+    assert report["sources"] == {"lines": "unchanged", "orders": "hashed"}
+    assert report["stale"] == {"order_count": "source `orders` changed"}
+
+
 SPARK_MODULE = """\
 source lines = markers.lines {
   id: int

@@ -166,7 +166,7 @@ def plan_backfill(module: Module, wh: Warehouse, run_id: str, corrected: dict[st
         src = module.sources[name]
         binding = bind_source(src, overrides.get(name))
         # as the run reads it (a file the engine cannot read: checked locally, loaded)
-        fps[name] = prepare(wh.adapter, src, binding)[2]
+        fps[name] = prepare(wh.adapter, src, binding).fingerprint
     moved = {s for s, fp in fps.items() if of.source_fingerprints.get(s) != fp}
     notes = [f"--source {override_text(s, t)}: same content as what run {of.id} read; nothing downstream "
              "of it changes" for s, t in sorted(corrected.items()) if s not in moved]

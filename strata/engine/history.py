@@ -26,6 +26,9 @@ class HistoryEntry:
     models: list[str] = field(default_factory=list)
     overrides: dict[str, str] = field(default_factory=dict)
     source_fingerprints: dict[str, str] = field(default_factory=dict)
+    # source -> its change marker record (strata.engine.markers.Recorded as JSON): the
+    # next run reuses the fingerprint while the marker has not moved
+    source_markers: dict[str, dict] = field(default_factory=dict)
     code_fingerprints: dict[str, str] = field(default_factory=dict)
     snapshots: dict[str, str] = field(default_factory=dict)
     rebuilt: list[str] = field(default_factory=list)

@@ -19,6 +19,7 @@ from dialects import duckdb as duck
 from strata.diagnostics import did_you_mean, fail
 from strata.engine.adapters.base import INTERNAL, Adapter, Relation
 from strata.engine.fingerprints import RowHash, row_hash
+from strata.engine.markers import Recorded, files_marker, hash_key
 from strata.semantics.checks import types_fit
 from strata.semantics.module import Module, SourceInfo
 from strata.semantics.types import Type
@@ -355,22 +356,47 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
     return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A source as a run reads it: its binding, its real schema, its fingerprint and
+    rows; `hashed` False when its marker proved it unchanged since `recorded` was
+    taken (the fingerprint is that record's); `recorded` is what this run records for
+    the next one (None: no marker is proof of this source now)."""
+
+    binding: SourceBinding
+    schema: list[tuple[str, str]]
+    fingerprint: str
+    rows: int
+    hashed: bool
+    recorded: Recorded | None
+
+
 def prepare(ad: Adapter, src: SourceInfo, binding: SourceBinding,
-            splits: list[Split] | None = None
-            ) -> tuple[SourceBinding, list[tuple[str, str]], str, int]:
-    """(binding, schema, fingerprint, rows) of a source as a run reads it: its contract
-    checked and its data fingerprinted where the engine reads it; a file the engine
-    cannot read in place is checked and fingerprinted locally and loaded into a table
-    named by its fingerprint (once: the same data finds its table there)."""
+            splits: list[Split] | None = None, known: Recorded | None = None) -> Prepared:
+    """A source as a run reads it: its contract checked and its data fingerprinted
+    where the engine reads it, unless its change marker equals `known`'s (the record
+    of the run the staleness base is) and the same hash is asked of it: then `known`'s
+    fingerprint is the source's, and no row is read. Drift detection's `splits` ride
+    the scan, so a source with splits is always hashed. A file the engine cannot read
+    in place is checked and fingerprinted locally and loaded into a table named by
+    its fingerprint (once: the same data finds its table there)."""
+    marker = source_marker(ad, src, binding)  # before anything is read
     local = local_reader(ad, src, binding)
     if local is None:
         binding = in_place(ad, src, binding)
         schema = check_contract(ad, src, binding)
+        key = _hash_key(ad, src, binding, schema)
+        if known is not None and not splits and _proven(known, marker, key):
+            return Prepared(binding, schema, known.fingerprint, known.rows, False, known)
         fp, rows = counted_fingerprint(ad, src, binding, schema, splits)
-        return binding, schema, fp, rows
+        recorded = _record(ad, src, binding, marker, key, fp, rows)
+        return Prepared(binding, schema, fp, rows, True, recorded)
     try:  # the same reads check_contract and counted_fingerprint do for such a file
         schema = check_contract(local, src, binding)
-        fp, rows = counted_fingerprint(local, src, binding, schema)
+        key = _hash_key(local, src, binding, schema)
+        hashed = known is None or not _proven(known, marker, key)
+        fp, rows = (counted_fingerprint(local, src, binding, schema) if hashed
+                    else (known.fingerprint, known.rows))
         target = Relation(INTERNAL, ad.physical_name(f"src_{src.name}_{fp[:12]}"))
         if target.name not in ad.relations(INTERNAL):
             _load(ad, local, src, binding, target)
@@ -378,7 +404,43 @@ def prepare(ad: Adapter, src: SourceInfo, binding: SourceBinding,
         local.close()
     loaded = SourceBinding(binding.name, binding.relation, binding.shown, binding.override,
                            target.table())
-    return loaded, schema, fp, rows
+    recorded = _record(ad, src, binding, marker, key, fp, rows) if hashed else known
+    return Prepared(loaded, schema, fp, rows, hashed, recorded)
+
+
+def source_marker(ad: Adapter, src: SourceInfo, binding: SourceBinding) -> str | None:
+    """The source's change marker now (strata.engine.markers), or None where nothing
+    is proof: a file's own, where the engine reads the file this process sees (or it
+    is read here); a table's, where its engine keeps one."""
+    if src.file is not None and binding.override is None:
+        if ad.reads_file(str(src.file)) and not ad.shares_files:
+            return None
+        return files_marker([src.file], (relation_sql(binding),))
+    return ad.table_marker(binding.engine_relation)
+
+
+def _hash_key(reader: Adapter, src: SourceInfo, binding: SourceBinding,
+              schema: list[tuple[str, str]]) -> str:
+    """What the fingerprint hashes besides the data (markers.hash_key): the relation,
+    the declared columns and their engine types, and the row hash as the reading
+    engine spells it."""
+    declared = [n for n, _ in src.columns]
+    return hash_key(relation_sql(binding), engine_relation_sql(binding), declared,
+                    [(n, t) for n, t in schema if n in set(declared)],
+                    reader.render(reader.row_hash_expr(declared)), reader.hash_sum_type)
+
+
+def _proven(known: Recorded, marker: str | None, key: str) -> bool:
+    return marker is not None and known.marker == marker and known.key == key
+
+
+def _record(ad: Adapter, src: SourceInfo, binding: SourceBinding, marker: str | None,
+            key: str, fp: str, rows: int) -> Recorded | None:
+    """The record of a hash, when the marker taken before it is proof and still the
+    same after it (a source that moved meanwhile records nothing: its next run hashes)."""
+    if marker is None or source_marker(ad, src, binding) != marker:
+        return None
+    return Recorded(marker, key, fp, rows)
 
 
 def _load(ad: Adapter, local: Adapter, src: SourceInfo, binding: SourceBinding,

@@ -399,6 +399,18 @@ class Adapter(ABC):
         (`load_table`) and reads that."""
         return self.dialect.reads_files
 
+    # Does the engine read a file in place from the file system this process sees?
+    # Then the file's own times and inode are proof that it has not changed
+    # (strata.engine.markers). Not on a server reading its own disk (Spark Connect).
+    shares_files: bool = True
+
+    def table_marker(self, relation: exp.Expression) -> str | None:
+        """Proof that a source table's data has not changed since the same marker was
+        taken (strata.engine.markers), or None where the engine keeps none: then the
+        source is hashed on every run. None by default (a DuckDB or PostgreSQL table
+        keeps nothing every change must move)."""
+        return None
+
     def load_table(self, target: Relation, data) -> None:
         """A new table holding an Arrow table's rows (a file source, read locally)."""
         raise NotImplementedError(f"{type(self).__name__} reads files in place")

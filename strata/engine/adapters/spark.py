@@ -41,6 +41,7 @@ import threading
 import warnings
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from sqlglot import exp
 
@@ -57,7 +58,11 @@ from strata.engine.adapters.base import (
     wait_for,
 )
 from strata.engine.locations import SparkConnect, SparkDir
+from strata.engine.markers import files_marker
 
+# table formats whose every change writes, replaces or removes whole files, so the
+# files' listing is proof of the data (`SparkAdapter.table_marker`)
+FILE_TABLES = frozenset({"parquet", "orc", "csv", "json", "text", "avro", "hive"})
 LOCK_FILE = "strata.lock"
 LOCK_TABLE = "writer_lock"
 LEASE_SECONDS = 60.0
@@ -637,6 +642,39 @@ class SparkAdapter(Adapter):
     def reads_file(self, path: str) -> bool:
         """Parquet in place; a CSV is loaded (Spark's CSV reader infers other types)."""
         return path.lower().endswith((".parquet", ".pq"))
+
+    @property
+    def shares_files(self) -> bool:
+        """A local session reads the files this process sees; a Connect server its own."""
+        return not _is_connect(self.session)
+
+    def table_marker(self, relation: exp.Expression) -> str | None:
+        """The files a file-format table reads, as its catalogue lists them after a
+        REFRESH (what a scan would read; a folder stands for the files under it, as a
+        Hive table lists its location), stat'ed here (strata.engine.markers): every
+        INSERT, INSERT OVERWRITE or TRUNCATE writes or removes files, and a file
+        changed in place moves its change time. None, so the source is hashed, for a
+        view (its text may change over the same files), a format that changes data
+        without new files (Delta's deletion vectors), files this process cannot stat
+        (hdfs:, s3a:) and Spark Connect (the server's files)."""
+        if _is_connect(self.session) or not isinstance(relation, exp.Table):
+            return None
+        name = self.render(relation)
+        try:
+            described = self.session.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
+            info = {str(r[0]).strip(): str(r[1]).strip() for r in described if r[0]}
+            if info.get("Type") not in ("MANAGED", "EXTERNAL") or \
+                    info.get("Provider", "").lower() not in FILE_TABLES or \
+                    not info.get("Location", "").startswith("file:"):
+                return None
+            self.session.sql(f"REFRESH TABLE {name}").collect()
+            files = [urlparse(f) for f in self.session.sql(f"SELECT * FROM {name}").inputFiles()]
+        except self.engine_errors():
+            return None  # no such table: the contract check says so (E071)
+        if any(f.scheme != "file" for f in files):
+            return None
+        identity = [info.get(k) for k in ("Type", "Provider", "Location", "Created Time")]
+        return files_marker([Path(unquote(f.path)) for f in files], identity)
 
     def load_table(self, target: Relation, columns: list[tuple[str, exp.DataType]],
                    batches) -> None:

@@ -65,6 +65,7 @@ def attempt(module: Module, wh: Warehouse, opts: RunOptions,
     if isinstance(plan, RunReport):  # nothing to do
         plan.seconds = time.perf_counter() - state.started
         plan.fingerprint_seconds = sources.seconds
+        plan.source_reads = sources.reads
         return plan
     settled = settle_built(build_plan(plan, wh, progress))
     if isinstance(settled, Failed):

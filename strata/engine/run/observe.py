@@ -10,7 +10,7 @@ here, before any work, in that order."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from strata.clock import now, now_text
 from strata.compiler import require_ok, select_models
@@ -25,6 +25,7 @@ from strata.engine.fingerprints import (
     module_key,
     reusable_code_fingerprints,
 )
+from strata.engine.markers import Recorded, recorded_of
 from strata.engine.publication import adapter_of, recovered_base
 from strata.engine.run.options import RunOptions
 from strata.engine.sources import SourceBinding, Split, bind_source, prepare
@@ -43,6 +44,10 @@ class SourcesRead:
     rows: dict[str, int]  # source -> rows, when this run counted them
     settled: dict[str, Split]  # model -> its drift hash, from its source's scan
     seconds: float  # spent fingerprinting
+    # source -> the marker record the run's entry keeps (markers.py), where one is proof
+    recorded: dict[str, Recorded] = field(default_factory=dict)
+    # source -> "hashed" (its rows read) or "unchanged" (its marker proved it)
+    reads: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -84,12 +89,13 @@ def observe(module: Module, wh: Warehouse,
     quarantined = H.quarantined(wh)
     registry = H.read_registry(wh)
     live = live_snapshots(wh, opts.branch)
-    sources = _read_sources(ad, module, closure, opts, live, registry, quarantined)
-    crash_point("after_fingerprints")
-
     known, base = recovered_base(wh, opts.branch)
     if not known:
         base = H.last_with_snapshots(wh, opts.branch)
+    sources = _read_sources(ad, module, closure, opts, live, registry, quarantined,
+                            recorded_of(base.source_markers) if base else {})
+    crash_point("after_fingerprints")
+
     code_key, canonical = module_key(module), {}
     code_fps = (reusable_code_fingerprints(base, code_key, closure, canonical)
                 or _code_fingerprints(module, closure, opts, code_key, canonical))
@@ -112,25 +118,34 @@ def publishes_whole(opts: RunOptions) -> bool:
 
 
 def _read_sources(ad: Adapter, module: Module, closure: list[str], opts: RunOptions,
-                  live: dict[str, str], registry: H.Registry, quarantined) -> SourcesRead:
+                  live: dict[str, str], registry: H.Registry, quarantined,
+                  known: dict[str, Recorded]) -> SourcesRead:
+    """Each source checked and fingerprinted; hashed only where its marker moved since
+    `known` (the base entry's records) or no marker is proof."""
     t0 = time.perf_counter()
     names = sorted({s for m in closure for s in module.models[m].sources_read})
     bindings: dict[str, SourceBinding] = {}
     fps: dict[str, str] = {}
     rows: dict[str, int] = {}
+    recorded: dict[str, Recorded] = {}
+    reads: dict[str, str] = {}
     # drift detection rides the fingerprint's scan
     splits = incremental.scan_splits(ad, module, closure, opts, live, registry, quarantined)
     for name in names:
         src = module.sources[name]
-        binding, _, fp, counted = prepare(ad, src, bind_source(
-            src, opts.overrides.get(name)), splits.get(name))
-        bindings[name] = binding
+        found = prepare(ad, src, bind_source(src, opts.overrides.get(name)),
+                        splits.get(name), known.get(name))
+        bindings[name] = found.binding
+        reads[name] = "hashed" if found.hashed else "unchanged"
+        if found.recorded is not None:
+            recorded[name] = found.recorded
         if opts.source_fingerprints.get(name):
             fps[name] = opts.source_fingerprints[name]
         else:
-            fps[name], rows[name] = fp, counted
+            fps[name], rows[name] = found.fingerprint, found.rows
     settled = {s.model: s for found in splits.values() for s in found}
-    return SourcesRead(bindings, fps, rows, settled, time.perf_counter() - t0)
+    return SourcesRead(bindings, fps, rows, settled, time.perf_counter() - t0, recorded,
+                       reads)
 
 
 def _code_fingerprints(module: Module, closure: list[str], opts: RunOptions, key: str,

@@ -78,6 +78,8 @@ class RunReport:
     removed: dict[str, str] = field(default_factory=dict)  # model -> snapshot, view dropped
     seconds: float = 0.0
     fingerprint_seconds: float = 0.0
+    # source -> "hashed" (its rows read) or "unchanged" (its change marker proved it)
+    source_reads: dict[str, str] = field(default_factory=dict)
 
     @property
     def rebuilt(self) -> list[str]:
@@ -98,6 +100,7 @@ class RunReport:
             "reason": self.entry.reason if self.entry else None,
             "seconds": round(self.seconds, 3),
             "fingerprint_seconds": round(self.fingerprint_seconds, 3),
+            "sources": dict(sorted(self.source_reads.items())),
         }
 
 

@@ -56,12 +56,14 @@ def settle(built: Built) -> Records | Failed:
     opts, state = plan.options, plan.state
     report = RunReport(plan.rid, opts.branch, "staged" if opts.stage_only else "published",
                        results=list(built.results), stale_reasons=built.reasons,
-                       removed=state.removed, fingerprint_seconds=plan.sources.seconds)
+                       removed=state.removed, fingerprint_seconds=plan.sources.seconds,
+                       source_reads=plan.sources.reads)
     entry = H.HistoryEntry(
         id=plan.rid, kind="stage" if opts.stage_only else opts.kind, branch=opts.branch,
         started_at=state.started_at, finished_at=now_text(), models=state.selection,
         overrides=dict(opts.overrides),
         source_fingerprints=plan.source_fps, code_fingerprints=state.code_fps,
+        source_markers={s: r.to_json() for s, r in plan.sources.recorded.items()},
         snapshots={} if opts.stage_only else dict(built.snap_of),
         rebuilt=report.rebuilt, reused=report.reused, backfill_of=opts.backfill_of,
         reason=opts.reason, module=opts.module_path, removed=state.removed,

@@ -298,6 +298,10 @@ def test_completion_relations_columns_functions_keywords(editor: Editor, shop: P
     editor.wait_diagnostics(uri)
     labels = editor.complete(uri, 8, 2)  # a new step line
     assert {"derive", "window", "join_anti", "sort", "take", "incremental", "pin"} <= set(labels)
+    # what the language grew since: `with`, a column's description, the metadata keys,
+    # and the declarations (`import`, `fn`) a line can start
+    assert {"with", "column", "description", "owner", "tags", "import", "fn",
+            "model", "source", "test"} <= set(labels)
     edited = MODELS.replace("  from paid\n", "  from paid\n  pin \n")
     editor.change(uri, edited)
     editor.wait_diagnostics(uri)

@@ -115,7 +115,13 @@ def _line_starts() -> list[lsp.CompletionItem]:
     return ([_item(k, lsp.CompletionItemKind.Keyword, "step") for k in language.step_keywords()]
             + [_item(p, lsp.CompletionItemKind.Property, "property")
                for p in language.properties()]
-            + [_item("pin", lsp.CompletionItemKind.Keyword, "pin")])
+            + [_item("pin", lsp.CompletionItemKind.Keyword, "pin")]
+            + [_item(k, lsp.CompletionItemKind.Keyword, "model item")
+               for k in language.item_keywords()]
+            + [_item(k, lsp.CompletionItemKind.Property, "description (not part of the SQL)")
+               for k in language.metadata_keys()]
+            + [_item(k, lsp.CompletionItemKind.Keyword, "declaration")
+               for k in language.declaration_keywords()])
 
 
 def _item(label: str, kind: lsp.CompletionItemKind, detail: str,

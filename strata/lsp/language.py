@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from strata.semantics import checks
+from strata.syntax.parser import META_KEYS
 from strata.semantics import functions as F
 from strata.semantics import windows as W
 
@@ -55,6 +56,28 @@ def pin_kinds() -> tuple[str, ...]:
 
 def properties() -> tuple[str, ...]:
     return tuple(checks.PROPERTIES)
+
+
+@lru_cache(maxsize=1)
+def declaration_keywords() -> tuple[str, ...]:
+    """The word each top-level declaration starts with (`source`, `model`, `fn`,
+    `import`, ...), read from the alternatives of the grammar's `decl` rule."""
+    text = _grammar()
+    rules = re.search(r"^\?decl:(.*)$", text, re.MULTILINE).group(1).split("|")
+    words = (re.search(rf'^{rule.strip()}:\s*"(\w+)"', text, re.MULTILINE)
+             for rule in rules)
+    return tuple(w.group(1) for w in words if w)
+
+
+@lru_cache(maxsize=1)
+def item_keywords() -> tuple[str, ...]:
+    """Model items that are neither steps nor properties (`column NAME { ... }`)."""
+    return tuple(re.findall(r'^column_meta:\s*"(\w+)"', _grammar(), re.MULTILINE))
+
+
+def metadata_keys() -> tuple[str, ...]:
+    """description, owner, tags: on a source, a model or a column."""
+    return META_KEYS
 
 
 @lru_cache(maxsize=1)

@@ -12,14 +12,21 @@ import pytest
 from strata.engine.fingerprints import canonical_sql
 from strata.semantics.resolve import load_module
 from strata.sqlgen.build import model_query
+from strata.sqlgen.clock import RunClock, relink_clock
 from strata.sqlgen.names import table
 from strata.sqlgen.relink import relink
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+CLOCK = RunClock.parse("2026-12-02 06:30:00")
+
+
 def physical(ref, alias):
-    """Models in the internal schema under a snapshot name; sources in `raw`."""
+    """Models in the internal schema under a snapshot name; sources in `raw`; the run's
+    clock as its literal (what a run executes)."""
+    if ref.kind == "clock":
+        return CLOCK.literal(ref.name)
     if ref.kind == "model":
         return table("strata_internal", f"snap_0123abcd_{ref.name}", alias=alias)
     return table("raw", ref.name, alias=alias)
@@ -32,6 +39,14 @@ def bare(ref, alias):
 
 def targets(plan, relation=physical):
     return {(r.kind, r.name): relation(r, None).sql(dialect="duckdb") for r in plan.reads}
+
+
+def relinked(plan, relation=physical):
+    """What a run executes: the canonical text relinked, then the clock's placeholders
+    replaced by its literals (strata/engine/run/build.py)."""
+    out = relink(canonical_sql(plan), plan, targets(plan, relation))
+    literals = {n: CLOCK.literal(n).sql(dialect="duckdb") for n in plan.clock}
+    return None if out is None else relink_clock(out, literals)
 
 
 def rendered(plan, relation=physical):
@@ -50,7 +65,7 @@ def test_every_example_model_relinks_to_exactly_the_rendered_query():
     module = load_module(EXAMPLES / "shop")
     for name in module.order:
         plan = module.plan(name)
-        assert relink(canonical_sql(plan), plan, targets(plan)) == rendered(plan), name
+        assert relinked(plan) == rendered(plan), name
 
 
 LITERALS = """
@@ -135,8 +150,7 @@ def test_every_example_model_relinks_to_bare_source_names_as_rendered():
 
     for name in module.order:
         plan = module.plan(name)
-        out = relink(canonical_sql(plan), plan, targets(plan, bare_sources))
-        assert out == rendered(plan, bare_sources), name
+        assert relinked(plan, bare_sources) == rendered(plan, bare_sources), name
 
 
 CTE_NAMED = """

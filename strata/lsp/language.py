@@ -10,9 +10,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from strata.semantics import checks
-from strata.syntax.parser import META_KEYS
 from strata.semantics import functions as F
 from strata.semantics import windows as W
+from strata.syntax.parser import META_KEYS
 
 _GRAMMAR = Path(__file__).resolve().parent.parent / "syntax" / "grammar.lark"
 

@@ -216,7 +216,8 @@ def _history_merge(build: Building, plan: Plan, live: dict[str, str],
     """A history merges onto its live snapshot whatever changed since (its code, what
     its sources read): the history is that snapshot and no source holds its past.
     Computed in full only on its first run, or when `--full-refresh --reset-history`
-    starts it over (run/decide.py refuses a full refresh or backfill without it)."""
+    starts it over; a whole-module `--full-refresh` merges it as usual (run/decide.py
+    refuses one naming it in `--models`, and a backfill, without it)."""
     previous = build.registry.by_name.get(live.get(plan.model, ""))
     if previous is None or previous.collected_at is not None:
         result.notes.append("first run of the history: every row opened now")
@@ -225,11 +226,14 @@ def _history_merge(build: Building, plan: Plan, live: dict[str, str],
         result.notes.append("the previous snapshot is no history (the model was not one): "
                             "every row opened now")
         return None
-    if build.opts.full_refresh and build.opts.reset_history and (
-            build.opts.full_refresh_models is None
-            or plan.model in build.opts.full_refresh_models):
-        result.notes.append("--reset-history: the history starts over, every row opened now")
-        return None
+    opts = build.opts
+    if opts.full_refresh and (opts.full_refresh_models is None
+                              or plan.model in opts.full_refresh_models):
+        if opts.reset_history:
+            result.notes.append("--reset-history: the history starts over, every row opened now")
+            return None
+        result.notes.append("--full-refresh keeps the history (its past is in no source): "
+                            "merged as usual; `--reset-history` starts it over")
     return Merge(previous, None, None)
 
 

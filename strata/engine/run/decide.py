@@ -89,24 +89,25 @@ def decide(module: Module, registry: H.Registry, sources: SourcesRead, options: 
 
 def _keeps_histories(module: Module, registry: H.Registry, opts: RunOptions,
                      closure: list[str], live: dict[str, str]) -> None:
-    """E212 for a full refresh, E213 for a backfill, that would recompute a
-    `merge_strategy: history` model with a history already (its past versions are in
-    no source: they would be lost), before anything is built. `--reset-history`
-    lets a full refresh start it over."""
+    """E212 for a full refresh naming (`--models`) a `merge_strategy: history` model
+    with a history already, E213 for a backfill that would recompute one (its past
+    versions are in no source: they would be lost), before anything is built. A
+    whole-module `--full-refresh` keeps merging histories, as dbt's keeps its
+    snapshots; `--reset-history` starts them over."""
     for name in closure:
         inc = module.plan(name).incremental
         if inc is None or inc.strategy != "history" or not incremental.holds_history(
                 registry.by_name.get(live.get(name, ""))):
             continue
         span = module.models[name].decl.name_span
-        refreshed = opts.full_refresh and (opts.full_refresh_models is None
-                                           or name in opts.full_refresh_models)
-        if refreshed and not opts.reset_history:
+        named = opts.full_refresh and opts.full_refresh_models is not None \
+            and name in opts.full_refresh_models
+        if named and not opts.reset_history:
             raise fail("E212", f"--full-refresh would start the history of `{name}` over",
                        span, "its past versions are in no source, so a full refresh loses "
-                       "them: leave it out (`--full-refresh --models` the others), or add "
-                       "`--reset-history` to start it over (earlier runs' snapshots keep "
-                       "the old versions until gc)")
+                       "them: leave it out of `--models` (a `--full-refresh` of the whole "
+                       "module keeps merging it), or add `--reset-history` to start it "
+                       "over (earlier runs' snapshots keep the old versions until gc)")
         if opts.backfill_of is not None and opts.rebuild is not None and name in opts.rebuild:
             raise fail("E213", f"a backfill cannot recompute the history of `{name}`", span,
                        f"a history records what the model gave at each run; run {opts.backfill_of}"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -42,14 +43,18 @@ SETS = (exp.Rollup, exp.Cube, exp.GroupingSets)
 def aggregates_first(tree: exp.Expression, adapt: Adapt) -> exp.Expression:
     """`tree` with each grouped SELECT whose spelling would copy an aggregate split in
     two (the module's docstring); the rest untouched, not yet adapted."""
-    for select in [s for s in tree.find_all(exp.Select) if _grouped(s)]:
-        split = _split(select, adapt)
+    for select in list(tree.find_all(exp.Select)):
+        shape = _shape(select)
+        if shape is None:
+            continue
+        parent, key, index = select.parent, select.arg_key, select.index
+        split = _split(select, shape, adapt)  # the select is inside it now
         if split is None:
             continue
-        if select is tree:
+        if parent is None:
             tree = split
         else:
-            select.replace(split)
+            parent.set(key, split, index)
     return tree
 
 
@@ -103,8 +108,49 @@ def _post_aggregate(select: exp.Select) -> list[exp.Expression]:
     return out
 
 
-def _grouped(select: exp.Select) -> bool:
-    return select.args.get("group") is not None or any(_calls(e) for e in _post_aggregate(select))
+@dataclass(frozen=True)
+class _Shape:
+    """What the inner query computes (`unit`: aggregate calls, or windows) and which
+    other values it hands out (`keys`: the group keys, or the columns read beside the
+    windows); `kind` starts the names of units without one (__a1, __w1)."""
+
+    unit: Callable[[exp.Expression], bool]
+    keys: list[exp.Expression]
+    kind: str
+
+
+def _shape(select: exp.Select) -> _Shape | None:
+    """A grouped SELECT's, a windowed one's, or None (nothing an emulation copies
+    that a binding could not name)."""
+    after = _post_aggregate(select)
+    if select.args.get("group") is not None or any(_calls(e) for e in after):
+        return _Shape(_call, _keys(select), "a")
+    if any(_windows(e) for e in after):
+        return _Shape(_window, _beside_windows(after), "w")
+    return None
+
+
+def _window(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Window)
+
+
+def _windows(node: exp.Expression) -> list[exp.Window]:
+    return [w for w in node.find_all(exp.Window)]
+
+
+def _beside_windows(expressions: list[exp.Expression]) -> list[exp.Expression]:
+    """The distinct columns read outside the windows."""
+    found: list[exp.Expression] = []
+    for expression in expressions:
+        stack = [expression]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, (exp.Window, exp.Select, exp.Subquery)):
+                continue
+            if isinstance(current, exp.Column) and not any(current == f for f in found):
+                found.append(current)
+            stack.extend(current.iter_expressions())
+    return found
 
 
 def _keys(select: exp.Select) -> list[exp.Expression]:
@@ -127,13 +173,13 @@ def _simple(node: exp.Expression) -> bool:
     return isinstance(node.unnest(), (exp.Column, exp.Literal, exp.Null, exp.Boolean))
 
 
-def _copies(expression: exp.Expression, keys: list[exp.Expression], adapt: Adapt) -> bool:
+def _copies(expression: exp.Expression, shape: _Shape, adapt: Adapt) -> bool:
     """Would the engine's spelling of `expression` read one of its aggregate calls (or
     computed group keys) more than once? Tried on a copy where each is a typed
     stand-in column: the work of adapting the expression once, whatever its nesting."""
     trial = expression.copy()
-    places = [p for p in _places(trial, [k for k in keys if not _simple(k)])
-              if p is not trial]
+    computed = _Shape(shape.unit, [k for k in shape.keys if not _simple(k)], shape.kind)
+    places = [p for p in _places(trial, computed) if p is not trial]
     if not places:
         return False
     for n, place in enumerate(places):
@@ -145,7 +191,7 @@ def _copies(expression: exp.Expression, keys: list[exp.Expression], adapt: Adapt
     return any(n > 1 for n in reads.values())
 
 
-def _places(node: exp.Expression, keys: list[exp.Expression]) -> list[exp.Expression]:
+def _places(node: exp.Expression, shape: _Shape) -> list[exp.Expression]:
     """The aggregate calls and group keys in `node`, outermost only, none of a
     subquery's and none a window computes."""
     found, stack = [], [node]
@@ -153,8 +199,8 @@ def _places(node: exp.Expression, keys: list[exp.Expression]) -> list[exp.Expres
         current = stack.pop()
         if current is not node and isinstance(current, (exp.Select, exp.Subquery)):
             continue
-        if _call(current) or (keys and not _window_function(current)
-                              and any(current == k for k in keys)):
+        if shape.unit(current) or (shape.keys and not _window_function(current)
+                                   and any(current == k for k in shape.keys)):
             found.append(current)
         else:
             stack.extend(reversed(list(current.iter_expressions())))
@@ -163,27 +209,26 @@ def _places(node: exp.Expression, keys: list[exp.Expression]) -> list[exp.Expres
 
 # ---------------------------------------------------------------- the split
 
-def _split(select: exp.Select, adapt: Adapt) -> exp.Select | None:
+def _split(select: exp.Select, shape: _Shape, adapt: Adapt) -> exp.Select | None:
     """The outer query over `select` made the inner grouped one, or None when no
     post-aggregate spelling copies an aggregate, or the outer query would read a
     column the grouped one does not give it (then the query stays as it is)."""
-    keys = _keys(select)
     having = select.args.get("having")
     order = select.args.get("order")
-    moved_having = having is not None and _copies(having.this, keys, adapt)
+    moved_having = having is not None and _copies(having.this, shape, adapt)
     outside = [e.unalias() for e in select.expressions]
     outside += [o.this for o in order.expressions] if order is not None else []
-    if not moved_having and not any(_copies(e, keys, adapt) for e in outside):
+    if not moved_having and not any(_copies(e, shape, adapt) for e in outside):
         return None
     names = _Names({e.alias_or_name for e in select.expressions})
     projection = []
     for item in select.expressions:
-        value = _over(item.unalias(), keys, names, hint=item.alias_or_name)
+        value = _over(item.unalias(), shape, names, hint=item.alias_or_name)
         projection.append(value if value.alias_or_name == item.alias_or_name
                           else exp.Alias(this=value, alias=exp.to_identifier(
                               item.alias_or_name, quoted=_quoted(item))))
-    where = _over(having.this, keys, names) if moved_having else None
-    ordered = None if order is None else [_over(o, keys, names) for o in order.expressions]
+    where = _over(having.this, shape, names) if moved_having else None
+    ordered = None if order is None else [_over(o, shape, names) for o in order.expressions]
     reads = [*projection, *(ordered or []), *([where] if where is not None else [])]
     if any(c.table != GROUPED for e in reads for c in _columns(e)):
         return None  # an ungrouped column (PostgreSQL's functional dependence): kept
@@ -236,15 +281,15 @@ class _Names:
         return name
 
 
-def _over(node: exp.Expression, keys: list[exp.Expression], names: _Names,
+def _over(node: exp.Expression, shape: _Shape, names: _Names,
           hint: str | None = None) -> exp.Expression:
     """A copy of `node` reading each aggregate call and group key from the inner
     query's columns (`__g.name`, typed as what it replaces); `hint` names the column
     of a node that is one whole."""
     copied = node.copy()
-    for place in _places(copied, keys):
+    for place in _places(copied, shape):
         whole = place is copied
-        name = names.of(place, "a" if _call(place) else "k",
+        name = names.of(place, shape.kind if shape.unit(place) else "k",
                         _identifier(hint, node) if whole and hint else None)
         column = exp.Column(this=name.copy(), table=exp.to_identifier(GROUPED))
         if place.type is not None:

@@ -93,6 +93,7 @@ SELECT
           END
           ELSE CAST(__g.revenue AS DOUBLE PRECISION) / CAST(__g.order_count AS DOUBLE PRECISION)
         END AS __o
+      OFFSET 0
     ) AS __ro
   ) AS avg_order_value
 FROM (

@@ -37,6 +37,7 @@ SELECT
     FROM (
       SELECT
         100.00 * __g.__a1 AS __o
+      OFFSET 0
     ) AS __ro
   ) AS promo_revenue
 FROM (

@@ -213,6 +213,8 @@ def _split(select: exp.Select, shape: _Shape, adapt: Adapt) -> exp.Select | None
     """The outer query over `select` made the inner grouped one, or None when no
     post-aggregate spelling copies an aggregate, or the outer query would read a
     column the grouped one does not give it (then the query stays as it is)."""
+    if any(_star(e) for e in select.expressions):
+        return None  # the inner query names each value it hands out: no `*` to split
     having = select.args.get("having")
     order = select.args.get("order")
     moved_having = having is not None and _copies(having.this, shape, adapt)
@@ -233,6 +235,20 @@ def _split(select: exp.Select, shape: _Shape, adapt: Adapt) -> exp.Select | None
     if any(c.table != GROUPED for e in reads for c in _columns(e)):
         return None  # an ungrouped column (PostgreSQL's functional dependence): kept
     return _assemble(select, names, projection, where, ordered)
+
+
+def _star(item: exp.Expression) -> bool:
+    """Does a projection item read `*` or `t.*` (COUNT(*), in a window too, aside)?"""
+    return any(not any(isinstance(a, (exp.AggFunc, exp.Window)) for a in _ancestors(n, item))
+               for n in item.find_all(exp.Star))
+
+
+def _ancestors(node: exp.Expression, root: exp.Expression) -> list[exp.Expression]:
+    out = []
+    while node is not root and node.parent is not None:
+        node = node.parent
+        out.append(node)
+    return out
 
 
 def _quoted(item: exp.Expression) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sqlglot import ErrorLevel, exp
 
 from dialects.binding import Bind, rewrite_once
+from dialects.grouped import aggregates_first
 
 Rewrite = Callable[[exp.Expression], exp.Expression]
 
@@ -122,7 +123,11 @@ class Dialect:
 
     def adapt(self, tree: exp.Expression) -> exp.Expression:
         """This engine's rewrites applied to a (private) tree, innermost nodes first, so
-        a rewrite sees its operands already spelled for the engine."""
+        a rewrite sees its operands already spelled for the engine. A grouped query
+        whose spelling would copy an aggregate (which no binding can name) first
+        computes its aggregates in an inner query (`aggregates_first`)."""
+        if self.bind is not None:
+            tree = aggregates_first(tree, lambda t: bottom_up(t, self.rewrites, self.bind))
         return bottom_up(tree, self.rewrites, self.bind)
 
 

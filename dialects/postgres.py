@@ -42,9 +42,9 @@ from dialects.base import (
     whole_second,
     whole_weeks_of_dates,
 )
+from dialects.binding import bind_by_fenced_subquery
 from dialects.numeric import (
     Rounding,
-    bind_by_subquery,
     c_collation,
     double_to_decimal,
     duckdb_double_text,
@@ -68,7 +68,7 @@ def _cardinality(node: exp.Expression) -> exp.Expression:
     return node
 
 
-ROUNDING = Rounding(trunc=trunc_function, bind=bind_by_subquery)
+ROUNDING = Rounding(trunc=trunc_function, bind=bind_by_fenced_subquery)
 
 PARTS = {
     "DAYOFWEEK": field("DOW"),  # Sunday 0 .. Saturday 6, as DuckDB
@@ -92,7 +92,7 @@ MAX_IDENTIFIER_BYTES = 63
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   max_identifier_bytes=MAX_IDENTIFIER_BYTES,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
-                  type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_subquery, key_match=hashable_key_match,
+                  type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_fenced_subquery, key_match=hashable_key_match,
                   rewrites=(windowed_refusals("postgres", functions.WINDOW_REFUSED["postgres"]),
                             function_rewrite(functions.POSTGRES), series.spelled(series.generate_series),
                             ROUNDING.rewrite, numeric_round,
@@ -103,4 +103,4 @@ DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                             sum_over_count, ieee_division, no_double_remainder,
                             double_to_decimal(ROUNDING), text_to_int("DECIMAL"),
                             text_to_bool, substr_positions, unicode_trim, c_collation,
-                            duckdb_double_text(bind_by_subquery), _cardinality))
+                            duckdb_double_text(bind_by_fenced_subquery), _cardinality))

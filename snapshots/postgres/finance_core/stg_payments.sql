@@ -38,6 +38,7 @@ SELECT
           END
           ELSE CAST(base.amount_cents AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION)
         END * 100.0 AS __v
+      OFFSET 0
     ) AS __r
   ) AS BIGINT) AS DECIMAL(19, 0)) * 0.01 AS DECIMAL(16, 2)) AS amount
 FROM base;

@@ -31,6 +31,7 @@ WITH base AS (
             END
             ELSE CAST(2000 AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION)
           END * 100.0 AS __v
+        OFFSET 0
       ) AS __r
     ) AS BIGINT) AS DECIMAL(19, 0)) * 0.01 AS DECIMAL(16, 2))
 )

@@ -10,21 +10,21 @@ WITH base AS (
   FROM v_customer_profiles AS c
 )
 SELECT
-  base.region,
-  COUNT(DISTINCT base.customer_id) AS buyers,
-  COUNT(*) AS order_count,
-  SUM(o.subtotal) AS revenue,
+  __g.region,
+  __g.buyers,
+  __g.order_count,
+  __g.revenue,
   ELEMENT_AT(
     TRANSFORM(
       ARRAY(
         CASE
-          WHEN CAST(COUNT(*) AS DOUBLE) = 0
-          THEN SIGN(CAST(SUM(o.subtotal) AS DOUBLE)) * CASE
-            WHEN SUBSTRING(CAST(CAST(COUNT(*) AS DOUBLE) AS STRING), 1, 1) = '-'
+          WHEN CAST(__g.order_count AS DOUBLE) = 0
+          THEN SIGN(CAST(__g.revenue AS DOUBLE)) * CASE
+            WHEN SUBSTRING(CAST(CAST(__g.order_count AS DOUBLE) AS STRING), 1, 1) = '-'
             THEN CAST('-Infinity' AS DOUBLE)
             ELSE CAST('Infinity' AS DOUBLE)
           END
-          ELSE CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+          ELSE CAST(__g.revenue AS DOUBLE) / CAST(__g.order_count AS DOUBLE)
         END
       ),
       __o -> CASE
@@ -89,10 +89,17 @@ SELECT
     ),
     1
   ) AS avg_order_value
-FROM base
-JOIN v_orders_enriched AS o
-  ON base.customer_id = o.customer_id
-GROUP BY
-  base.region
-HAVING
-  SUM(o.subtotal) >= 50;
+FROM (
+  SELECT
+    base.region,
+    COUNT(DISTINCT base.customer_id) AS buyers,
+    COUNT(*) AS order_count,
+    SUM(o.subtotal) AS revenue
+  FROM base
+  JOIN v_orders_enriched AS o
+    ON base.customer_id = o.customer_id
+  GROUP BY
+    base.region
+  HAVING
+    SUM(o.subtotal) >= 50
+) AS __g;

@@ -16,22 +16,22 @@ WITH base AS (
   FROM v_orders_enriched AS orders_enriched
 )
 SELECT
-  COUNT(*) AS order_count,
-  COUNT(DISTINCT base.customer_id) AS buyers,
-  SUM(base.subtotal) AS revenue,
-  MIN(base.order_date) AS first_order,
-  MAX(base.order_date) AS last_order,
+  __g.order_count,
+  __g.buyers,
+  __g.revenue,
+  __g.first_order,
+  __g.last_order,
   ELEMENT_AT(
     TRANSFORM(
       ARRAY(
         CASE
-          WHEN CAST(COUNT(*) AS DOUBLE) = 0
-          THEN SIGN(CAST(SUM(base.subtotal) AS DOUBLE)) * CASE
-            WHEN SUBSTRING(CAST(CAST(COUNT(*) AS DOUBLE) AS STRING), 1, 1) = '-'
+          WHEN CAST(__g.order_count AS DOUBLE) = 0
+          THEN SIGN(CAST(__g.revenue AS DOUBLE)) * CASE
+            WHEN SUBSTRING(CAST(CAST(__g.order_count AS DOUBLE) AS STRING), 1, 1) = '-'
             THEN CAST('-Infinity' AS DOUBLE)
             ELSE CAST('Infinity' AS DOUBLE)
           END
-          ELSE CAST(SUM(base.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)
+          ELSE CAST(__g.revenue AS DOUBLE) / CAST(__g.order_count AS DOUBLE)
         END
       ),
       __o -> CASE
@@ -96,4 +96,12 @@ SELECT
     ),
     1
   ) AS avg_order_value
-FROM base;
+FROM (
+  SELECT
+    COUNT(*) AS order_count,
+    COUNT(DISTINCT base.customer_id) AS buyers,
+    SUM(base.subtotal) AS revenue,
+    MIN(base.order_date) AS first_order,
+    MAX(base.order_date) AS last_order
+  FROM base
+) AS __g;

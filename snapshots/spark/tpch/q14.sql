@@ -25,37 +25,34 @@ WITH base AS (
 SELECT
   ELEMENT_AT(
     TRANSFORM(
-      ARRAY(SUM(base.l_extendedprice * (
-        1 - base.l_discount
-      ))),
-      __o1 -> ELEMENT_AT(
-        TRANSFORM(
-          ARRAY(
-            100.00 * SUM(
-              CASE
-                WHEN part.p_type LIKE 'PROMO%'
-                THEN base.l_extendedprice * (
-                  1 - base.l_discount
-                )
-                ELSE 0
-              END
-            )
-          ),
-          __o -> CASE
-            WHEN CAST(__o1 AS DOUBLE) = 0
-            THEN SIGN(CAST(__o AS DOUBLE)) * CASE
-              WHEN SUBSTRING(CAST(CAST(__o1 AS DOUBLE) AS STRING), 1, 1) = '-'
-              THEN CAST('-Infinity' AS DOUBLE)
-              ELSE CAST('Infinity' AS DOUBLE)
-            END
-            ELSE CAST(__o AS DOUBLE) / CAST(__o1 AS DOUBLE)
-          END
-        ),
-        1
-      )
+      ARRAY(100.00 * __g.__a1),
+      __o -> CASE
+        WHEN CAST(__g.__a2 AS DOUBLE) = 0
+        THEN SIGN(CAST(__o AS DOUBLE)) * CASE
+          WHEN SUBSTRING(CAST(CAST(__g.__a2 AS DOUBLE) AS STRING), 1, 1) = '-'
+          THEN CAST('-Infinity' AS DOUBLE)
+          ELSE CAST('Infinity' AS DOUBLE)
+        END
+        ELSE CAST(__o AS DOUBLE) / CAST(__g.__a2 AS DOUBLE)
+      END
     ),
     1
   ) AS promo_revenue
-FROM base
-JOIN parquet.`file://<repo>/examples/tpch/data/part.parquet` AS part
-  ON part.p_partkey = base.l_partkey;
+FROM (
+  SELECT
+    SUM(
+      CASE
+        WHEN part.p_type LIKE 'PROMO%'
+        THEN base.l_extendedprice * (
+          1 - base.l_discount
+        )
+        ELSE 0
+      END
+    ) AS __a1,
+    SUM(base.l_extendedprice * (
+      1 - base.l_discount
+    )) AS __a2
+  FROM base
+  JOIN parquet.`file://<repo>/examples/tpch/data/part.parquet` AS part
+    ON part.p_partkey = base.l_partkey
+) AS __g;

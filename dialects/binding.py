@@ -30,6 +30,10 @@ Bind = Callable[..., exp.Expression]  # (x, body[, name]) -> body of x, x comput
 VALUE, ROW = "__v", "__r"
 PLACEHOLDER = "__strata_bound__"
 HOLDS_AGGREGATE = "strata_holds_aggregate"  # node meta: a bound value, and whether it does
+# grouped.py's trial: a column standing for an aggregate, and a binding made around one
+# (in the real tree the aggregate could not be bound: the spelling would copy it)
+AGGREGATE_STAND_IN = "strata_aggregate_stand_in"
+BOUND_AN_AGGREGATE = "strata_bound_an_aggregate"
 CHEAP = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.DataType, exp.Identifier,
          exp.Var, exp.Star, exp.Placeholder)
 
@@ -64,6 +68,13 @@ def _belongs_to_its_query(x: exp.Expression) -> bool:
         elif isinstance(node, (exp.AggFunc, exp.Window)):
             return True
     return False
+
+
+def _stands_for_an_aggregate(x: exp.Expression) -> bool:
+    """Does x hold one of grouped.py's trial stand-ins for an aggregate (outside values
+    bound before, which said so themselves)?"""
+    return any(node.meta_get(AGGREGATE_STAND_IN) for node in
+               x.walk(prune=lambda n: n is not x and HOLDS_AGGREGATE in n.meta))
 
 
 def _fresh(base: str, *trees: exp.Expression) -> str:
@@ -116,6 +127,8 @@ def bind_by_subquery(x: exp.Expression, body: Body, name: str | None = None,
     inner = exp.Subquery(this=named, alias=exp.TableAlias(this=exp.to_identifier(row)))
     bound = exp.Subquery(this=exp.Select(expressions=[built], from_=exp.From(this=inner)))
     bound.meta[HOLDS_AGGREGATE] = _belongs_to_its_query(built)  # x holds none
+    if _stands_for_an_aggregate(x):
+        bound.meta[BOUND_AN_AGGREGATE] = True
     return bound
 
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from dialects.binding import AGGREGATE_STAND_IN, BOUND_AN_AGGREGATE
+
 Adapt = Callable[[exp.Expression], exp.Expression]  # the engine's rewrites of a tree
 
 GROUPED = "__g"  # Strata's own names start with two underscores; a user's cannot
@@ -185,10 +187,15 @@ def _copies(expression: exp.Expression, shape: _Shape, adapt: Adapt) -> bool:
     for n, place in enumerate(places):
         stand_in = exp.column(f"{STAND_IN}{n}")
         stand_in.type = place.type
+        stand_in.meta[AGGREGATE_STAND_IN] = True
         place.replace(stand_in)
-    reads = Counter(c.name for c in adapt(trial).find_all(exp.Column)
+    adapted = adapt(trial)
+    reads = Counter(c.name for c in adapted.find_all(exp.Column)
                     if c.name.startswith(STAND_IN))
-    return any(n > 1 for n in reads.values())
+    # a binding around a stand-in (BigQuery's round names `x * 100.0` once) would
+    # copy the aggregate instead in the real tree: no binding can name one
+    return any(n > 1 for n in reads.values()) or \
+        any(node.meta_get(BOUND_AN_AGGREGATE) for node in adapted.walk())
 
 
 def _places(node: exp.Expression, shape: _Shape) -> list[exp.Expression]:

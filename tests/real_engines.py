@@ -541,7 +541,11 @@ def _connect_server_command(root: Path, port: int, short_lived: bool = False
             "spark.hadoop.javax.jdo.option.ConnectionURL": metastore,
             "spark.sql.session.timeZone": "UTC",
             "spark.sql.shuffle.partitions": "2",
-            "spark.driver.memory": "1g"}
+            "spark.driver.memory": "1g",
+            # as the local session (start_spark): the tests' tables are tiny, where
+            # adaptive re-planning and compiling whole stages cost more than they save
+            "spark.sql.adaptive.enabled": "false",
+            "spark.sql.codegen.wholeStage": "false"}
     cmd = [str(script), "--wait", "--master", "local[2]"]
     for key, value in conf.items():
         cmd += ["--conf", f"{key}={value}"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from enginehelpers import strata
+from real_engines import SHORT_LIVED_JVM
 
 MODULE = """\
 source items = file 'items.parquet' {
@@ -55,13 +56,15 @@ def module(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("engine_name", ["postgres", "spark"])
 def test_a_parquet_and_a_csv_source_give_duckdbs_run_id(engine_name, module, tmp_path,
                                                         request):
+    env = {}
     if engine_name == "spark":
         pytest.importorskip("pyspark")
         location = f"spark:{tmp_path / 'spark'}"
+        env = {"JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM}  # one run's JVM: C1 only, less CPU
     else:
         location = request.getfixturevalue("pg_warehouse_url")
     on_duckdb = strata("run", "mod", "-o", "w.duckdb", "--json", cwd=tmp_path, check=True)
     there = strata("run", "mod", "-o", location, "--json", cwd=tmp_path, timeout=900,
-                   check=True)
+                   check=True, env=env)
     assert json.loads(there.stdout)["run_id"] == json.loads(on_duckdb.stdout)["run_id"]
     assert "incubator" not in there.stderr and "WARNING" not in there.stderr, there.stderr

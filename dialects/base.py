@@ -22,6 +22,7 @@ from sqlglot import ErrorLevel, exp
 
 from dialects.binding import Bind, rewrite_once
 from dialects.grouped import aggregates_first
+from dialects.routines import RoutineStyle
 
 Rewrite = Callable[[exp.Expression], exp.Expression]
 
@@ -52,6 +53,9 @@ class Dialect:
     # how the engine computes a value once and names it (dialects/binding.py): every
     # operand a rewrite's spelling repeats is bound so; None: repeated as text
     bind: Bind | None = None
+    # how the engine declares a function Strata owns (dialects/routines.py): a long
+    # spelling, or one reading an operand twice, becomes a call of one; None: inline
+    routines: RoutineStyle | None = None
 
     def match_key(self, left: exp.Expression, right: exp.Expression,
                   kind: str) -> exp.Expression:
@@ -127,8 +131,9 @@ class Dialect:
         whose spelling would copy an aggregate (which no binding can name) first
         computes its aggregates in an inner query (`aggregates_first`)."""
         if self.bind is not None:
-            tree = aggregates_first(tree, lambda t: bottom_up(t, self.rewrites, self.bind))
-        return bottom_up(tree, self.rewrites, self.bind)
+            tree = aggregates_first(tree, lambda t: bottom_up(t, self.rewrites, self.bind,
+                                                              self.routines))
+        return bottom_up(tree, self.rewrites, self.bind, self.routines)
 
 
 class CannotExpress(Exception):
@@ -137,7 +142,8 @@ class CannotExpress(Exception):
 
 
 def bottom_up(tree: exp.Expression, rewrites: tuple[Rewrite, ...],
-              bind: Bind | None = None) -> exp.Expression:
+              bind: Bind | None = None,
+              routines: RoutineStyle | None = None) -> exp.Expression:
     """Apply the first rewrite that changes a node, children before parents. (SQLGlot's
     `transform` runs top-down and skips what a rewrite returned, so a rewrite wrapping
     its node would leave the node's operands unrewritten.) With `bind`, an operand the
@@ -145,7 +151,8 @@ def bottom_up(tree: exp.Expression, rewrites: tuple[Rewrite, ...],
     root = tree
     for node in reversed(list(tree.dfs())):
         parent, key, index = node.parent, node.arg_key, node.index
-        new = rewrite_once(node, rewrites, bind) if bind else _first_change(node, rewrites)
+        new = rewrite_once(node, rewrites, bind, routines) if bind else \
+            _first_change(node, rewrites)
         if new is node:
             continue
         if new.type is None and node.type is not None:

@@ -50,6 +50,7 @@ from dialects.numeric import (
     trunc_function,
     unicode_trim,
 )
+from dialects.routines import RoutineStyle, sql_as
 from dialects.spelling import function_rewrite, windowed_refusals
 
 
@@ -138,7 +139,7 @@ PARTS = {
 
 DIALECT = Dialect(name="bigquery", sqlglot="bigquery", transactional_ddl=False,
                   create_or_replace_view=True, reads_files=False,
-                  row_hash="farm_fingerprint", bind=bind_by_subquery,
+                  row_hash="farm_fingerprint", bind=bind_by_subquery, routines=RoutineStyle('bigquery', sql_as),
                   rewrites=(windowed_refusals("bigquery", functions.WINDOW_REFUSED["bigquery"]),
                             function_rewrite(functions.BIGQUERY), series.spelled(series.generate_array),
                             _monday_weeks, extract_rewrite(PARTS, epoch="DOUBLE"),

@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from dialects.routines import RoutineStyle
+
 Body = Callable[[exp.Expression], exp.Expression]
 Bind = Callable[..., exp.Expression]  # (x, body[, name]) -> body of x, x computed once;
 # a Bind calls its body exactly once
@@ -166,7 +168,8 @@ PARTS = (exp.If, exp.Order, exp.Ordered, exp.Where, exp.Filter)
 ATOMIC = (exp.Column, exp.Literal, exp.Func, exp.Paren, exp.Subquery)
 
 
-def rewrite_once(node: exp.Expression, rewrites, bind: Bind) -> exp.Expression:
+def rewrite_once(node: exp.Expression, rewrites, bind: Bind,
+                 routines: RoutineStyle | None = None) -> exp.Expression:
     """The first of `rewrites` that changes `node`, each operand computed once.
 
     Each operand worth naming stands aside while the rewrites run (a typed
@@ -175,12 +178,15 @@ def rewrite_once(node: exp.Expression, rewrites, bind: Bind) -> exp.Expression:
     the nesting. Then each operand goes back: in its one place, or bound by
     `bind` where the spelling reads it more than once (copied where it is read
     inside an aggregate or a window of the spelling: bound outside, the aggregate
-    would run over the binding's one row)."""
-    operands = _stand_aside(node)
+    would run over the binding's one row). With `routines`, a spelling that reads an
+    operand more than once, or is long, becomes a call of a function Strata owns
+    (dialects/routines.py), every operand that reads a column standing aside."""
+    operands = _stand_aside(node, every=routines is not None)
     for rewrite in rewrites:
         new = rewrite(node)
         if new is not node:
-            return _put_back(new, operands, bind)
+            called = routines.call(node, new, operands) if routines and operands else None
+            return called if called is not None else _put_back(new, operands, bind)
     for column in list(node.find_all(exp.Column)):  # unchanged: each back where it was
         if column.name in operands and not column.table:
             column.replace(operands[column.name])
@@ -196,13 +202,15 @@ def _reads_its_operands_insides(node: exp.Expression) -> bool:
         isinstance(node, exp.Cast) and node.meta_get("strata_fn") is not None)
 
 
-def _stand_aside(node: exp.Expression) -> dict[str, exp.Expression]:
+def _stand_aside(node: exp.Expression, every: bool = False) -> dict[str, exp.Expression]:
+    """Each operand worth naming, by its stand-in's name; `every`: each operand that
+    reads a column (a function's argument), cheap or not."""
     if not isinstance(node, VALUE_NODES) or isinstance(node, NOT_VALUE_NODES) or \
             _reads_its_operands_insides(node):
         return {}
     operands = {}
     for child in list(node.iter_expressions()):
-        if _cheap(child) or isinstance(child, PARTS):
+        if isinstance(child, PARTS) or (_constant(child) if every else _cheap(child)):
             continue
         name = f"{STAND_IN}{len(operands)}"
         stand_in = exp.column(name)
@@ -210,6 +218,12 @@ def _stand_aside(node: exp.Expression) -> dict[str, exp.Expression]:
         child.replace(stand_in)
         operands[name] = child
     return operands
+
+
+def _constant(x: exp.Expression) -> bool:
+    """Reads no row: a literal, a type, a unit (a rewrite may read its value)."""
+    return not any(isinstance(n, (exp.Column, exp.AggFunc, exp.Window, exp.Query))
+                   for n in x.walk())
 
 
 def _put_back(tree: exp.Expression, operands: dict[str, exp.Expression],

@@ -85,12 +85,26 @@ def ieee_division(node: exp.Expression) -> exp.Expression:
     if not isinstance(node, exp.Div) or node.args.get("typed"):
         return node
     a, b = _as_double(node.this), _as_double(node.expression)
+    if _nonzero_number(node.expression):  # `x / 100`: no zero to meet
+        return exp.Div(this=a, expression=b, typed=True)
     first = exp.Substring(this=cast(b.copy(), "TEXT"), start=num(1), length=num(1))
     toward = _case((exp.EQ(this=first, expression=exp.Literal.string("-")),
                     double("-Infinity")), default=double("Infinity"))
     at_zero = _mul(exp.Sign(this=a.copy()), toward)  # SIGN(NaN) * inf is NaN, as 0 * inf
     return _case((exp.EQ(this=b.copy(), expression=num(0)), at_zero),
                  default=exp.Div(this=a, expression=b, typed=True))
+
+
+def _nonzero_number(x: exp.Expression) -> bool:
+    """A numeric literal other than zero (-0.0 is zero), cast or negated alike."""
+    while isinstance(x, (exp.Cast, exp.Paren, exp.Neg)):
+        x = x.this
+    if not isinstance(x, exp.Literal) or x.is_string:
+        return False
+    try:
+        return float(x.this) != 0.0
+    except ValueError:
+        return False
 
 
 def _as_double(node: exp.Expression) -> exp.Expression:

@@ -57,6 +57,7 @@ from dialects.numeric import (
     trunc_function,
     unicode_trim,
 )
+from dialects.routines import RoutineStyle, plpgsql
 from dialects.spelling import function_rewrite, windowed_refusals
 
 
@@ -92,7 +93,7 @@ MAX_IDENTIFIER_BYTES = 63
 DIALECT = Dialect(name="postgres", sqlglot="postgres", transactional_ddl=True,
                   max_identifier_bytes=MAX_IDENTIFIER_BYTES,
                   create_or_replace_view=True, reads_files=False, row_hash="md5",
-                  type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_fenced_subquery, key_match=hashable_key_match,
+                  type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_fenced_subquery, routines=RoutineStyle('postgres', plpgsql, any_decimal='NUMERIC'), key_match=hashable_key_match,
                   rewrites=(windowed_refusals("postgres", functions.WINDOW_REFUSED["postgres"]),
                             function_rewrite(functions.POSTGRES), series.spelled(series.generate_series),
                             ROUNDING.rewrite, numeric_round,

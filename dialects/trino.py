@@ -49,6 +49,7 @@ from dialects.numeric import (
     trunc_function,
     unicode_trim,
 )
+from dialects.routines import RoutineStyle, sql_routine
 from dialects.spelling import function_rewrite, windowed_refusals
 
 EPOCH_START = exp.Literal.string("1970-01-01 00:00:00")
@@ -80,7 +81,7 @@ PARTS = {
 }
 
 DIALECT = Dialect(name="trino", sqlglot="trino", transactional_ddl=False,
-                  create_or_replace_view=True, reads_files=False, row_hash="xxhash64", bind=bind_by_lambda,
+                  create_or_replace_view=True, reads_files=False, row_hash="xxhash64", bind=bind_by_lambda, routines=RoutineStyle('trino', sql_routine),
                   rewrites=(windowed_refusals("trino", functions.WINDOW_REFUSED["trino"]),
                             function_rewrite(functions.TRINO), series.spelled(series.sequence_or_empty),
                             boundaries, extract_rewrite(PARTS, epoch="DOUBLE"), text_meets_time,

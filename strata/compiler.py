@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 from sqlglot import exp
 
 import dialects
+from dialects import routines
 from dialects.base import Dialect
 from strata.diagnostics import StrataError, did_you_mean, fail
 from strata.plan import Plan, RelationRef
@@ -246,8 +247,12 @@ def render(tree: exp.Expression, dialect: Dialect, pretty: bool = True,
         raise fail("E091", f"{dialect.name} cannot express this query: {err}", None) from None
 
 
-def format_statements(statements: list[Statement]) -> str:
-    return "".join(f"{header(s)}\n{s.sql};\n\n" for s in statements)
+def format_statements(statements: list[Statement], functions: bool = True) -> str:
+    """The statements as one script, headed by the functions Strata owns that they
+    call (dialects/routines.py): what a reviewer reads is all that runs. functions=
+    False: the statements alone, for files read beside the functions' own."""
+    head = routines.heading(s.sql for s in statements) if functions else ""
+    return head + "".join(f"{header(s)}\n{s.sql};\n\n" for s in statements)
 
 
 def header(statement: Statement) -> str:

@@ -62,6 +62,7 @@ from urllib.parse import quote
 import duckdb
 from sqlglot import exp
 
+from dialects import routines
 from strata.semantics import types as T
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -243,6 +244,25 @@ ICU_OPTIONS = (" TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCA
                "LC_COLLATE 'C' LC_CTYPE 'C.UTF-8'")
 
 
+def declare_functions(engine: Any, sql: str, create_schema: str) -> None:
+    """The functions Strata owns that `sql` calls (dialects/routines.py), declared
+    in `strata_internal` first, as an adapter does before running it."""
+    if routines.SCHEMA not in sql or not routines.used_in([sql]):
+        return
+    made = engine.__dict__.setdefault("_functions_made", routines.Made())
+    if not made.names:
+        engine_run(engine, create_schema)
+    made.ensure(sql, lambda text: engine_run(engine, text))
+
+
+def engine_run(engine: Any, text: str) -> None:
+    if hasattr(engine, "con"):
+        with engine.con.cursor() as cur:
+            cur.execute(text)
+    else:
+        engine.session.sql(text).collect()
+
+
 @dataclass
 class PostgresEngine:
     """PostgreSQL through psycopg 3, autocommit: one statement, one transaction."""
@@ -262,6 +282,7 @@ class PostgresEngine:
                 cur.executemany(_insert(table, len(columns), "postgres", "%s"), values)
 
     def rows(self, sql: str) -> list[tuple]:
+        declare_functions(self, sql, 'CREATE SCHEMA IF NOT EXISTS "strata_internal"')
         with self.con.cursor() as cur:
             # autocommit: a failed statement leaves the connection usable
             cur.execute(sql)
@@ -401,6 +422,7 @@ class SparkEngine:
         frame.createOrReplaceTempView(table)
 
     def rows(self, sql: str) -> list[tuple]:
+        declare_functions(self, sql, "CREATE DATABASE IF NOT EXISTS strata_internal")
         return [tuple(_from_spark(v) for v in r) for r in self.session.sql(sql).collect()]
 
     def close(self) -> None:

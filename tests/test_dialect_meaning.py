@@ -333,7 +333,7 @@ def test_round_names_a_computed_operand_once(engine, duckdb_engine):
                  step="group g\n  aggregate")
     assert {r[0]: r[1:] for r in rows}[1] == (2.67, Decimal("2.68"))
     sql = sql_for(module(columns, "r = round(ln(x + 1) * 3, 2)"), engine.dialect)
-    assert sql.count("LN(") == 1, sql
+    assert sql.count("x + 1") == 1, sql  # a function's argument, or bound once
 
 
 AGGREGATE_ROUNDS = ("r = round(sum(x) / count(), 2), k = round(cast(count() as double) / 3, 2), "

@@ -13,7 +13,10 @@ from example_modules import DIALECTS, EXAMPLES, ROOT, load, models, statements
 from sql_snapshot import SqlSnapshotExtension
 from sqlglot import exp
 
+from dialects.routines import heading
 from strata.compiler import format_statements
+
+FUNCTIONS = "__functions"
 
 CASES = [(example, dialect, model) for example in EXAMPLES for dialect in DIALECTS
          for model in models(example)]
@@ -30,12 +33,28 @@ def _model_sql(example: str, dialect: str, model: str) -> str:
     assert stmts, f"no statement for {model}"
     # Spark reads a file by its absolute URI (issue 15, item 12): the checkout's place
     # is not part of the snapshot
-    return format_statements(stmts).rstrip("\n").replace(f"file://{ROOT}", "file://<repo>") + "\n"
+    text = format_statements(stmts, functions=False)
+    return text.rstrip("\n").replace(f"file://{ROOT}", "file://<repo>") + "\n"
 
 
-@pytest.mark.parametrize(("example", "dialect", "model"), CASES, ids=IDS)
+def _functions_sql(example: str, dialect: str) -> str:
+    """The functions Strata owns that the example's models call on this dialect, read
+    once beside the models (snapshots/<dialect>/<example>/__functions.sql; a model's
+    name cannot start with two underscores)."""
+    return heading(s.sql for s in statements(example, dialect))
+
+
+FUNCTION_CASES = [(example, dialect, FUNCTIONS) for example in EXAMPLES for dialect in DIALECTS
+                  if _functions_sql(example, dialect)]
+
+
+@pytest.mark.parametrize(("example", "dialect", "model"), CASES + FUNCTION_CASES,
+                         ids=IDS + [f"{d}/{e}/{m}" for e, d, m in FUNCTION_CASES])
 def test_sql(example, dialect, model, snapshot_sql):
-    assert _model_sql(example, dialect, model) == snapshot_sql
+    if model == FUNCTIONS:
+        assert _functions_sql(example, dialect) == snapshot_sql
+    else:
+        assert _model_sql(example, dialect, model) == snapshot_sql
 
 
 @pytest.mark.parametrize(("example", "dialect"),

@@ -38,6 +38,7 @@ from strata.semantics import functions as F
 from strata.semantics import types as T
 from strata.semantics import windows as W
 from strata.semantics.expressions import ERROR, ExprContext, ExpressionTyper
+from strata.semantics.expressions import typed as typed_node
 from strata.semantics.ranges import range_relation
 from strata.semantics.scopes import CASE_NOTE, Entry, ModuleScope, Scope, duplicate, same_name
 from strata.syntax import ast
@@ -217,7 +218,7 @@ class ModelResolver:
             if self._clash(item.name, item.span):
                 continue
             col = self.r.new_col(item.name, typed.type)
-            node = _inline(typed.node, self.defs)
+            node = _inline(typed_node(typed), self.defs)
             self.base.lets.append((col, node))
             self.defs[col.id] = node
             self.base_ids.add(col.id)
@@ -240,7 +241,7 @@ class ModelResolver:
             return
         if typed.type == ERROR:
             return
-        node = _inline(typed.node, self.defs)
+        node = _inline(typed_node(typed), self.defs)
         if self.phase == "base" and typed.refs <= self.base_ids:
             self.base.preds.append(node)
         else:
@@ -296,7 +297,7 @@ class ModelResolver:
             self.error("E034", f"the join condition never reads `{alias}`", step.on.span,
                        f"compare a column of `{alias}`: `on customer_id = {alias}.id`, or "
                        f"join every row with `join_cross {alias}`")
-        on = _inline(typed.node, self.defs)
+        on = _inline(typed_node(typed), self.defs)
         keys = _equi_keys(on, right_ids, {c.id: c for c in cols})
         self.stages.append(JoinStage(ref, alias, on, step.left, step.many, cols, keys, step.span,
                                      step.kind))
@@ -321,7 +322,7 @@ class ModelResolver:
             self.error("E034", f"the join condition never reads `{alias}`", step.on.span,
                        f"compare a column of `{alias}`: `on customer_id = {alias}.id`")
             return
-        self.stages.append(SemiJoinStage(ref, alias, _inline(typed.node, self.defs),
+        self.stages.append(SemiJoinStage(ref, alias, _inline(typed_node(typed), self.defs),
                                          step.kind == "anti", cols))
         self._read(ref)
 
@@ -339,7 +340,7 @@ class ModelResolver:
         item = self.r.new_col(step.item, typed.type.element)
         self.scope.add(item)
         self.unique = []
-        self.stages.append(ExpandStage(_inline(typed.node, self.defs), item,
+        self.stages.append(ExpandStage(_inline(typed_node(typed), self.defs), item,
                                        f"__expand_{len(self.stages) + 1}"))
 
     def _aggregate(self, step: ast.Aggregate, group: ast.Group | None = None) -> None:
@@ -374,7 +375,7 @@ class ModelResolver:
                 self.error("E015", message, item.span, hint)
                 continue
             col = self.r.new_col(item.name, typed.type)
-            aggs.append((col, _inline(typed.node, self.defs)))
+            aggs.append((col, _inline(typed_node(typed), self.defs)))
             new_scope.add(col)
         self.stages.append(AggregateStage(keys, aggs, group.sets if group else None))
         self.scope = new_scope
@@ -393,7 +394,7 @@ class ModelResolver:
             if self._clash(item.name, item.span):
                 continue
             col = self.r.new_col(item.name, typed.type)
-            node = _inline(typed.node, self.defs)
+            node = _inline(typed_node(typed), self.defs)
             self.defs[col.id] = node
             items.append((col, node))
             self.scope.add(col)
@@ -459,7 +460,7 @@ class ModelResolver:
                 continue
             names[name.lower()] = (name, star or item, read)
             col = self.r.new_col(name, typed.type)
-            node = _inline(typed.node, self.defs)
+            node = _inline(typed_node(typed), self.defs)
             self.defs[col.id] = node
             items.append((col, node))
             new_scope.add(col)
@@ -563,7 +564,7 @@ class ModelResolver:
                 self.error("E030", f"cannot order by a list ({typed.type})", key.expr.span,
                            "order by a scalar, e.g. length(tags)")
                 continue
-            node = _inline(typed.node, self.defs)
+            node = _inline(typed_node(typed), self.defs)
             node.type = typed.type.to_sqlglot()  # a text key is collated where engines differ
             out.append(OrderKey(node, key.desc, bool(key.nulls_first)))
         return out
@@ -628,7 +629,7 @@ class ModelResolver:
             typed = typer.type(item.expr)
             if self._clash(item.name, item.span):
                 continue
-            node, calls = W.over(_inline(typed.node, self.defs), partition, order, frame,
+            node, calls = W.over(_inline(typed_node(typed), self.defs), partition, order, frame,
                                  total)
             if typed.type != ERROR and not calls:
                 self.error("E098", f"`{item.name}` computes nothing over the window",

@@ -29,15 +29,9 @@ SELECT
       END
     FROM (
       SELECT
-        CASE
-          WHEN CAST(100 AS DOUBLE PRECISION) = 0
-          THEN SIGN(CAST(base.amount_cents AS DOUBLE PRECISION)) * CASE
-            WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
-            THEN CAST('-Infinity' AS DOUBLE PRECISION)
-            ELSE CAST('Infinity' AS DOUBLE PRECISION)
-          END
-          ELSE CAST(base.amount_cents AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION)
-        END * 100.0 AS __v
+        (
+          CAST(base.amount_cents AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION)
+        ) * 100.0 AS __v
       OFFSET 0
     ) AS __r
   ) AS BIGINT) AS DECIMAL(19, 0)) * 0.01 AS DECIMAL(16, 2)) AS amount

@@ -11,14 +11,6 @@ SELECT
   base.sku AS product_id,
   base.name AS product_name,
   base.type AS product_type,
-  CASE
-    WHEN CAST(100 AS DOUBLE PRECISION) = 0
-    THEN SIGN(CAST(CAST(base.price AS DECIMAL(16, 2)) AS DOUBLE PRECISION)) * CASE
-      WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
-      THEN CAST('-Infinity' AS DOUBLE PRECISION)
-      ELSE CAST('Infinity' AS DOUBLE PRECISION)
-    END
-    ELSE CAST(CAST(base.price AS DECIMAL(16, 2)) AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION)
-  END AS price,
+  CAST(CAST(base.price AS DECIMAL(16, 2)) AS DOUBLE PRECISION) / CAST(100 AS DOUBLE PRECISION) AS price,
   base.type = 'beverage' AS is_drink
 FROM base;

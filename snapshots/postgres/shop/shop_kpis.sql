@@ -16,92 +16,10 @@ WITH base AS (
   FROM v_orders_enriched AS orders_enriched
 )
 SELECT
-  __g.order_count,
-  __g.buyers,
-  __g.revenue,
-  __g.first_order,
-  __g.last_order,
-  (
-    SELECT
-      CASE
-        WHEN ABS(__o) >= CAST('Infinity' AS DOUBLE PRECISION)
-        THEN __o
-        WHEN CASE
-          WHEN ABS(__o) < 1
-          THEN FALSE
-          WHEN ABS(__o) / 16 > 1.7976931348623157e+308 / 100.0
-          THEN TRUE
-          ELSE (
-            ABS(__o) / 64
-          ) * 100.0 >= 2.8088955232223686e+306
-        END
-        THEN __o
-        ELSE CASE
-          WHEN ABS(__o * 100.0) >= 4503599627370496.0
-          THEN __o * 100.0
-          ELSE CASE
-            WHEN ABS((
-              __o * 100.0
-            ) - TRUNC(__o * 100.0)) > 0.5
-            THEN TRUNC(__o * 100.0) + SIGN(__o * 100.0)
-            WHEN ABS((
-              __o * 100.0
-            ) - TRUNC(__o * 100.0)) < 0.5
-            THEN TRUNC(__o * 100.0)
-            WHEN SIGN(
-              (
-                (
-                  (
-                    (
-                      __o * 134217729.0
-                    ) - (
-                      (
-                        __o * 134217729.0
-                      ) - __o
-                    )
-                  ) * 100.0
-                ) - (
-                  __o * 100.0
-                )
-              ) + (
-                (
-                  __o - (
-                    (
-                      __o * 134217729.0
-                    ) - (
-                      (
-                        __o * 134217729.0
-                      ) - __o
-                    )
-                  )
-                ) * 100.0
-              )
-            ) * SIGN(__o * 100.0) >= 0
-            THEN TRUNC(__o * 100.0) + SIGN(__o * 100.0)
-            ELSE TRUNC(__o * 100.0)
-          END
-        END / 100.0
-      END
-    FROM (
-      SELECT
-        CASE
-          WHEN CAST(__g.order_count AS DOUBLE PRECISION) = 0
-          THEN SIGN(CAST(__g.revenue AS DOUBLE PRECISION)) * CASE
-            WHEN SUBSTRING(CAST(CAST(__g.order_count AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
-            THEN CAST('-Infinity' AS DOUBLE PRECISION)
-            ELSE CAST('Infinity' AS DOUBLE PRECISION)
-          END
-          ELSE CAST(__g.revenue AS DOUBLE PRECISION) / CAST(__g.order_count AS DOUBLE PRECISION)
-        END AS __o
-      OFFSET 0
-    ) AS __ro
-  ) AS avg_order_value
-FROM (
-  SELECT
-    COUNT(*) AS order_count,
-    COUNT(DISTINCT base.customer_id) AS buyers,
-    SUM(base.subtotal) AS revenue,
-    MIN(base.order_date) AS first_order,
-    MAX(base.order_date) AS last_order
-  FROM base
-) AS __g;
+  COUNT(*) AS order_count,
+  COUNT(DISTINCT base.customer_id) AS buyers,
+  SUM(base.subtotal) AS revenue,
+  MIN(base.order_date) AS first_order,
+  MAX(base.order_date) AS last_order,
+  strata_internal.strata_round_4f9d850304(strata_internal.strata_div_bd813c66d7(SUM(base.subtotal), COUNT(*))) AS avg_order_value
+FROM base;

@@ -23,26 +23,8 @@ WITH base AS (
     AND lineitem.l_shipdate < CAST(CAST('1995-09-01' AS DATE) + INTERVAL '1 MONTH' AS DATE)
 )
 SELECT
-  (
-    SELECT
-      CASE
-        WHEN CAST(__g.__a2 AS DOUBLE PRECISION) = 0
-        THEN SIGN(CAST(__o AS DOUBLE PRECISION)) * CASE
-          WHEN SUBSTRING(CAST(CAST(__g.__a2 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
-          THEN CAST('-Infinity' AS DOUBLE PRECISION)
-          ELSE CAST('Infinity' AS DOUBLE PRECISION)
-        END
-        ELSE CAST(__o AS DOUBLE PRECISION) / CAST(__g.__a2 AS DOUBLE PRECISION)
-      END
-    FROM (
-      SELECT
-        100.00 * __g.__a1 AS __o
-      OFFSET 0
-    ) AS __ro
-  ) AS promo_revenue
-FROM (
-  SELECT
-    SUM(
+  strata_internal.strata_div_71454579d9(
+    100.00 * SUM(
       CASE
         WHEN part.p_type LIKE 'PROMO%' ESCAPE '\'
         THEN base.l_extendedprice * (
@@ -50,11 +32,11 @@ FROM (
         )
         ELSE 0
       END
-    ) AS __a1,
+    ),
     SUM(base.l_extendedprice * (
       1 - base.l_discount
-    )) AS __a2
-  FROM base
-  JOIN part
-    ON part.p_partkey = base.l_partkey
-) AS __g;
+    ))
+  ) AS promo_revenue
+FROM base
+JOIN part
+  ON part.p_partkey = base.l_partkey;

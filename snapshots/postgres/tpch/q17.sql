@@ -46,26 +46,14 @@ WITH base AS (
     base_2.l_partkey
 )
 SELECT
-  CASE
-    WHEN CAST(7.0 AS DOUBLE PRECISION) = 0
-    THEN SIGN(CAST(__g.__a1 AS DOUBLE PRECISION)) * CASE
-      WHEN SUBSTRING(CAST(CAST(7.0 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
-      THEN CAST('-Infinity' AS DOUBLE PRECISION)
-      ELSE CAST('Infinity' AS DOUBLE PRECISION)
-    END
-    ELSE CAST(__g.__a1 AS DOUBLE PRECISION) / CAST(7.0 AS DOUBLE PRECISION)
-  END AS avg_yearly
-FROM (
-  SELECT
-    SUM(base.l_extendedprice) AS __a1
-  FROM base
-  JOIN part
-    ON part.p_partkey = base.l_partkey
-  JOIN usual_2 AS usual
-    ON usual.l_partkey = part.p_partkey
-  WHERE
-    (
-      part.p_brand = 'Brand#23' AND part.p_container = 'MED BOX'
-    )
-    AND base.l_quantity < 0.2 * usual.avg_quantity
-) AS __g;
+  CAST(SUM(base.l_extendedprice) AS DOUBLE PRECISION) / CAST(7.0 AS DOUBLE PRECISION) AS avg_yearly
+FROM base
+JOIN part
+  ON part.p_partkey = base.l_partkey
+JOIN usual_2 AS usual
+  ON usual.l_partkey = part.p_partkey
+WHERE
+  (
+    part.p_brand = 'Brand#23' AND part.p_container = 'MED BOX'
+  )
+  AND base.l_quantity < 0.2 * usual.avg_quantity;

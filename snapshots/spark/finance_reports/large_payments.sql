@@ -9,17 +9,9 @@ WITH base AS (
   WHERE
     stg_payments.amount >= CAST(CAST(CAST(ELEMENT_AT(
       TRANSFORM(
-        ARRAY(
-          CASE
-            WHEN CAST(100 AS DOUBLE) = 0
-            THEN SIGN(CAST(2000 AS DOUBLE)) * CASE
-              WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE) AS STRING), 1, 1) = '-'
-              THEN CAST('-Infinity' AS DOUBLE)
-              ELSE CAST('Infinity' AS DOUBLE)
-            END
-            ELSE CAST(2000 AS DOUBLE) / CAST(100 AS DOUBLE)
-          END * 100.0
-        ),
+        ARRAY((
+          CAST(2000 AS DOUBLE) / CAST(100 AS DOUBLE)
+        ) * 100.0),
         __v -> CASE
           WHEN ABS(__v) >= 4503599627370496.0
           THEN __v

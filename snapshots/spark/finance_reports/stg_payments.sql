@@ -16,17 +16,9 @@ SELECT
   base.method,
   CAST(CAST(CAST(ELEMENT_AT(
     TRANSFORM(
-      ARRAY(
-        CASE
-          WHEN CAST(100 AS DOUBLE) = 0
-          THEN SIGN(CAST(base.amount_cents AS DOUBLE)) * CASE
-            WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE) AS STRING), 1, 1) = '-'
-            THEN CAST('-Infinity' AS DOUBLE)
-            ELSE CAST('Infinity' AS DOUBLE)
-          END
-          ELSE CAST(base.amount_cents AS DOUBLE) / CAST(100 AS DOUBLE)
-        END * 100.0
-      ),
+      ARRAY((
+        CAST(base.amount_cents AS DOUBLE) / CAST(100 AS DOUBLE)
+      ) * 100.0),
       __v -> CASE
         WHEN ABS(__v) >= 4503599627370496.0
         THEN __v

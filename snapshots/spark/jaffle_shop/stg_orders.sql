@@ -31,24 +31,8 @@ SELECT
   step.customer AS customer_id,
   step.ordered_at,
   step.store_id,
-  CASE
-    WHEN CAST(100 AS DOUBLE) = 0
-    THEN SIGN(CAST(CAST(step.subtotal AS DECIMAL(16, 2)) AS DOUBLE)) * CASE
-      WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE) AS STRING), 1, 1) = '-'
-      THEN CAST('-Infinity' AS DOUBLE)
-      ELSE CAST('Infinity' AS DOUBLE)
-    END
-    ELSE CAST(CAST(step.subtotal AS DECIMAL(16, 2)) AS DOUBLE) / CAST(100 AS DOUBLE)
-  END AS subtotal,
-  CASE
-    WHEN CAST(100 AS DOUBLE) = 0
-    THEN SIGN(CAST(CAST(step.order_total AS DECIMAL(16, 2)) AS DOUBLE)) * CASE
-      WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE) AS STRING), 1, 1) = '-'
-      THEN CAST('-Infinity' AS DOUBLE)
-      ELSE CAST('Infinity' AS DOUBLE)
-    END
-    ELSE CAST(CAST(step.order_total AS DECIMAL(16, 2)) AS DOUBLE) / CAST(100 AS DOUBLE)
-  END AS order_total,
+  CAST(CAST(step.subtotal AS DECIMAL(16, 2)) AS DOUBLE) / CAST(100 AS DOUBLE) AS subtotal,
+  CAST(CAST(step.order_total AS DECIMAL(16, 2)) AS DOUBLE) / CAST(100 AS DOUBLE) AS order_total,
   step.updated_at
 FROM step
 WHERE

@@ -11,14 +11,6 @@ SELECT
   base.sku AS product_id,
   base.name AS product_name,
   base.type AS product_type,
-  CASE
-    WHEN CAST(100 AS DOUBLE) = 0
-    THEN SIGN(CAST(CAST(base.price AS DECIMAL(16, 2)) AS DOUBLE)) * CASE
-      WHEN SUBSTRING(CAST(CAST(100 AS DOUBLE) AS STRING), 1, 1) = '-'
-      THEN CAST('-Infinity' AS DOUBLE)
-      ELSE CAST('Infinity' AS DOUBLE)
-    END
-    ELSE CAST(CAST(base.price AS DECIMAL(16, 2)) AS DOUBLE) / CAST(100 AS DOUBLE)
-  END AS price,
+  CAST(CAST(base.price AS DECIMAL(16, 2)) AS DOUBLE) / CAST(100 AS DOUBLE) AS price,
   base.type = 'beverage' AS is_drink
 FROM base;

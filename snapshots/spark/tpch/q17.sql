@@ -46,26 +46,14 @@ WITH base AS (
     base_2.l_partkey
 )
 SELECT
-  CASE
-    WHEN CAST(7.0 AS DOUBLE) = 0
-    THEN SIGN(CAST(__g.__a1 AS DOUBLE)) * CASE
-      WHEN SUBSTRING(CAST(CAST(7.0 AS DOUBLE) AS STRING), 1, 1) = '-'
-      THEN CAST('-Infinity' AS DOUBLE)
-      ELSE CAST('Infinity' AS DOUBLE)
-    END
-    ELSE CAST(__g.__a1 AS DOUBLE) / CAST(7.0 AS DOUBLE)
-  END AS avg_yearly
-FROM (
-  SELECT
-    SUM(base.l_extendedprice) AS __a1
-  FROM base
-  JOIN parquet.`file://<repo>/examples/tpch/data/part.parquet` AS part
-    ON part.p_partkey = base.l_partkey
-  JOIN usual_2 AS usual
-    ON usual.l_partkey = part.p_partkey
-  WHERE
-    (
-      part.p_brand = 'Brand#23' AND part.p_container = 'MED BOX'
-    )
-    AND base.l_quantity < 0.2 * usual.avg_quantity
-) AS __g;
+  CAST(SUM(base.l_extendedprice) AS DOUBLE) / CAST(7.0 AS DOUBLE) AS avg_yearly
+FROM base
+JOIN parquet.`file://<repo>/examples/tpch/data/part.parquet` AS part
+  ON part.p_partkey = base.l_partkey
+JOIN usual_2 AS usual
+  ON usual.l_partkey = part.p_partkey
+WHERE
+  (
+    part.p_brand = 'Brand#23' AND part.p_container = 'MED BOX'
+  )
+  AND base.l_quantity < 0.2 * usual.avg_quantity;

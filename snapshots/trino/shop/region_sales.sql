@@ -14,71 +14,7 @@ SELECT
   COUNT(DISTINCT base.customer_id) AS buyers,
   COUNT(*) AS order_count,
   SUM(o.subtotal) AS revenue,
-  ELEMENT_AT(
-    TRANSFORM(
-      ARRAY[CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)],
-      __o -> CASE
-        WHEN ABS(__o) >= CAST('Infinity' AS DOUBLE)
-        THEN __o
-        WHEN CASE
-          WHEN ABS(__o) < 1
-          THEN FALSE
-          WHEN ABS(__o) / 16 > 1.7976931348623157e+308 / 100.0
-          THEN TRUE
-          ELSE (
-            ABS(__o) / 64
-          ) * 100.0 >= 2.8088955232223686e+306
-        END
-        THEN __o
-        ELSE CASE
-          WHEN ABS(__o * 100.0) >= 4503599627370496.0
-          THEN __o * 100.0
-          ELSE CASE
-            WHEN ABS((
-              __o * 100.0
-            ) - TRUNCATE(__o * 100.0)) > 0.5
-            THEN TRUNCATE(__o * 100.0) + SIGN(__o * 100.0)
-            WHEN ABS((
-              __o * 100.0
-            ) - TRUNCATE(__o * 100.0)) < 0.5
-            THEN TRUNCATE(__o * 100.0)
-            WHEN SIGN(
-              (
-                (
-                  (
-                    (
-                      __o * 134217729.0
-                    ) - (
-                      (
-                        __o * 134217729.0
-                      ) - __o
-                    )
-                  ) * 100.0
-                ) - (
-                  __o * 100.0
-                )
-              ) + (
-                (
-                  __o - (
-                    (
-                      __o * 134217729.0
-                    ) - (
-                      (
-                        __o * 134217729.0
-                      ) - __o
-                    )
-                  )
-                ) * 100.0
-              )
-            ) * SIGN(__o * 100.0) >= 0
-            THEN TRUNCATE(__o * 100.0) + SIGN(__o * 100.0)
-            ELSE TRUNCATE(__o * 100.0)
-          END
-        END / 100.0
-      END
-    ),
-    1
-  ) AS avg_order_value
+  strata_internal.strata_round_bb30470804(CAST(SUM(o.subtotal) AS DOUBLE) / CAST(COUNT(*) AS DOUBLE)) AS avg_order_value
 FROM base
 JOIN v_orders_enriched AS o
   ON base.customer_id = o.customer_id

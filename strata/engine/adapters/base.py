@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from dialects import routines
 from dialects.base import Dialect
 from strata.diagnostics import StrataError, fail
 from strata.engine.fingerprints import EMPTY, RowHash
 from strata.textsafe import escape_unprintable, first_line
 
-INTERNAL = "strata_internal"
+INTERNAL = routines.SCHEMA  # "strata_internal": snapshots, bookkeeping, Strata's functions
 LOCK_HINT = "wait for it to finish, or raise STRATA_LOCK_TIMEOUT (seconds) to wait longer"
 
 
@@ -142,6 +143,9 @@ class Adapter(ABC):
     def __init__(self, where: str):
         self.where = where  # the redacted location, for every message
         self.locked = False
+        # the functions Strata owns declared in this session (dialects/routines.py),
+        # shared with the adapter's lanes
+        self.routines_made = routines.Made()
 
     # ------------------------------------------------------------ connection and lock
     @abstractmethod
@@ -192,7 +196,15 @@ class Adapter(ABC):
 
     # ------------------------------------------------------------ statements
     def render(self, tree: exp.Expression) -> str:
-        return self.dialect.render(tree, pretty=False)
+        """The statement in the engine's SQL; the functions Strata owns that it calls
+        are declared first (once a session), so whatever runs the text finds them."""
+        return self.with_routines(self.dialect.render(tree, pretty=False))
+
+    def with_routines(self, text: str) -> str:
+        """`text`, once each function Strata owns that it calls exists here."""
+        if self.dialect.routines is not None:
+            self.routines_made.ensure(text, self.rows_text)
+        return text
 
     @abstractmethod
     def execute(self, tree: exp.Expression) -> None:

@@ -166,6 +166,7 @@ class PostgresAdapter(Adapter):
     def rollback(self) -> None:
         self.con.rollback()
         self.con.autocommit = True
+        self.routines_made.forget()  # a function declared inside it is gone with it
 
     def publish_atomically(self, body: Callable[[], None], timeout: float,
                            new_tables: bool = True) -> None:
@@ -191,7 +192,7 @@ class PostgresAdapter(Adapter):
 
     def rows_text(self, text: str) -> list[tuple]:
         with self.con.cursor() as cur:
-            cur.execute(text.encode())
+            cur.execute(self.with_routines(text).encode())
             return [tuple(r) for r in cur.fetchall()] if cur.description else []
 
     def execute_counted(self, tree: exp.Expression) -> int | None:
@@ -248,7 +249,9 @@ class PostgresAdapter(Adapter):
     def lane(self) -> PostgresAdapter:
         """A connection of its own, without the lock (this process holds it): the
         lane's transactions are its own, as on DuckDB."""
-        return type(self).open(self.location, write=False)
+        lane = type(self).open(self.location, write=False)
+        lane.routines_made = self.routines_made  # one declaration of each, one at a time
+        return lane
 
     def physical_name(self, logical: str) -> str:
         """PostgreSQL cuts a name past 63 bytes (silently, so two long names could meet):

@@ -600,7 +600,7 @@ class SparkAdapter(Adapter):
         return _frame(self.session, text)
 
     def rows_text(self, text: str) -> list[tuple]:
-        return [tuple(r) for r in self.session.sql(text).collect()]
+        return [tuple(r) for r in self.session.sql(self.with_routines(text)).collect()]
 
     # ------------------------------------------------------------ run primitives
     def engine_errors(self) -> tuple[type[BaseException], ...]:

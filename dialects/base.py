@@ -133,7 +133,10 @@ class Dialect:
         if self.bind is not None:
             tree = aggregates_first(tree, lambda t: bottom_up(t, self.rewrites, self.bind,
                                                               self.routines))
-        return bottom_up(tree, self.rewrites, self.bind, self.routines)
+        tree = bottom_up(tree, self.rewrites, self.bind, self.routines)
+        if self.routines is not None:
+            tree = self.routines.inline_refused(tree, self.bind)
+        return tree
 
 
 class CannotExpress(Exception):

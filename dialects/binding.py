@@ -55,6 +55,8 @@ def _cheap(x: exp.Expression) -> bool:
                           and all(_simple(c) for c in x.iter_expressions()))
 
 
+cheap = _cheap  # for dialects/routines.py
+
 def _belongs_to_its_query(x: exp.Expression) -> bool:
     """Does x hold an aggregate or a window function? Moved into a scalar subquery,
     PostgreSQL evaluates such a call in the subquery, over its one row, whenever it

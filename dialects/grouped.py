@@ -175,10 +175,13 @@ def _simple(node: exp.Expression) -> bool:
     return isinstance(node.unnest(), (exp.Column, exp.Literal, exp.Null, exp.Boolean))
 
 
-def _copies(expression: exp.Expression, shape: _Shape, adapt: Adapt) -> bool:
+def _copies(expression: exp.Expression, shape: _Shape, adapt: Adapt,
+            ordering: bool = False) -> bool:
     """Would the engine's spelling of `expression` read one of its aggregate calls (or
     computed group keys) more than once? Tried on a copy where each is a typed
-    stand-in column: the work of adapting the expression once, whatever its nesting."""
+    stand-in column: the work of adapting the expression once, whatever its nesting.
+    `ordering`: tried as an ORDER BY key, where an engine may spell it otherwise
+    (Spark refuses a function of Strata's there: dialects/routines.py)."""
     trial = expression.copy()
     computed = _Shape(shape.unit, [k for k in shape.keys if not _simple(k)], shape.kind)
     places = [p for p in _places(trial, computed) if p is not trial]
@@ -189,7 +192,12 @@ def _copies(expression: exp.Expression, shape: _Shape, adapt: Adapt) -> bool:
         stand_in.type = place.type
         stand_in.meta[AGGREGATE_STAND_IN] = True
         place.replace(stand_in)
-    adapted = adapt(trial)
+    if ordering:
+        holder = exp.Ordered(this=trial)
+        adapt(exp.Select(expressions=[exp.Star()], order=exp.Order(expressions=[holder])))
+        adapted = holder.this
+    else:
+        adapted = adapt(trial)
     reads = Counter(c.name for c in adapted.find_all(exp.Column)
                     if c.name.startswith(STAND_IN))
     # a binding around a stand-in (BigQuery's round names `x * 100.0` once) would
@@ -225,9 +233,10 @@ def _split(select: exp.Select, shape: _Shape, adapt: Adapt) -> exp.Select | None
     having = select.args.get("having")
     order = select.args.get("order")
     moved_having = having is not None and _copies(having.this, shape, adapt)
-    outside = [e.unalias() for e in select.expressions]
-    outside += [o.this for o in order.expressions] if order is not None else []
-    if not moved_having and not any(_copies(e, shape, adapt) for e in outside):
+    keys = [o.this for o in order.expressions] if order is not None else []
+    if not moved_having and not any(_copies(e.unalias(), shape, adapt)
+                                    for e in select.expressions) \
+            and not any(_copies(k, shape, adapt, ordering=True) for k in keys):
         return None
     names = _Names({e.alias_or_name for e in select.expressions})
     projection = []

@@ -54,6 +54,8 @@ PARAMETERS = "abcdefghijklmnopqrstuvwxyz"
 # the statement declaring each function this process has spelled, by name; global on
 # purpose: a name is a hash of its statement, so no two definitions ever meet here
 _DEFINITIONS: dict[str, str] = {}
+_BODIES: dict[str, tuple[list[str], exp.Expression]] = {}  # its parameters and body
+CALLS = "strata_calls_routine"  # node meta: the function a call calls
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,9 @@ class RoutineStyle:
     # the engine's type that takes any decimal unchanged (PostgreSQL's NUMERIC without a
     # precision), for a decimal argument; None: decimals stay inline
     any_decimal: str | None = None
+    # where the engine refuses a call of one (Spark: ORDER BY, a lambda, a generator);
+    # there the call is spelled inline again, each argument bound once by `bind`
+    refused_at: Callable[[exp.Expression], bool] | None = None
 
     def call(self, node: exp.Expression, spelling: exp.Expression,
              operands: dict[str, exp.Expression]) -> exp.Expression | None:
@@ -82,6 +87,8 @@ class RoutineStyle:
         keys of `operands`) as a call of a function of those operands; None where a
         function would not pay (each operand read once, a short spelling) or cannot
         hold it (see the module's docstring)."""
+        if self.refused_at is not None and self.refused_at(node):
+            return None  # spelled inline, as where the engine has no functions
         reads = _reads(spelling, operands)
         if not reads or (max(reads.values()) < 2 and _size(spelling) < LONG):
             return None
@@ -99,7 +106,25 @@ class RoutineStyle:
                          expression=exp.Anonymous(this=routine.name,
                                                   expressions=[operands[n] for n in reads]))
         called.type = node.type
+        called.meta[CALLS] = routine.name
+        _BODIES[routine.name] = (list(names.values()), body)
         return called
+
+    def inline_refused(self, tree: exp.Expression, bind) -> exp.Expression:
+        """Each call where the engine refuses one spelled inline again, innermost first,
+        each argument bound once (`bind`: dialects/binding.py), so the text stays linear."""
+        if self.refused_at is None:
+            return tree
+        calls = [n for n in tree.walk() if isinstance(n, exp.Dot) and n.meta.get(CALLS)]
+        for call in reversed(calls):  # a call's arguments come after it in the walk
+            if not self.refused_at(call):
+                continue
+            inline = _inline(call, bind)
+            if call is tree:
+                tree = inline
+            else:
+                call.replace(inline)
+        return tree
 
     def _passes(self, t: exp.DataType | None) -> bool:
         """Does an argument of type `t` reach the body unchanged?"""
@@ -181,6 +206,49 @@ class Made:
 
 
 # ---------------------------------------------------------------- the spelling
+
+def _inline(call: exp.Dot, bind) -> exp.Expression:
+    """The call's body with its arguments, each bound once by `bind` (a cheap one, a
+    column or SUM(x), copied: a later argument's binding would hold the earlier one's
+    aggregate inside its lambda)."""
+    from dialects.binding import cheap  # binding.py calls the routines: imported here
+
+    params, body = _BODIES[call.meta[CALLS]]
+    args = call.expression.expressions
+
+    def spelled(bound: list[exp.Expression]) -> exp.Expression:
+        by_name = dict(zip(params, bound, strict=True))
+        return body.copy().transform(
+            lambda n: by_name[n.name].copy() if isinstance(n, exp.Column)
+            and not n.table and n.name in by_name else n, copy=False)
+
+    def bound_from(i: int, bound: list[exp.Expression]) -> exp.Expression:
+        if i == len(args):
+            return spelled(bound)
+        if cheap(args[i]):
+            return bound_from(i + 1, [*bound, args[i]])
+        value = "__p" + str(i)
+        return bind(args[i], lambda v: bound_from(i + 1, [*bound, v]), value)
+
+    inline = bound_from(0, [])
+    inline.type = call.type
+    return inline
+
+
+def refused_in_order_lambda_or_generator(node: exp.Expression) -> bool:
+    """Spark: a SQL function is refused in a query's ORDER BY (a window's is fine),
+    inside a lambda and in a generator's argument (measured on Spark 4: an analysis
+    error each; fine in SELECT, WHERE, GROUP BY, HAVING, JOIN ON, windows, aggregates)."""
+    child, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, (exp.Lambda, exp.UDTF, exp.Explode, exp.Unnest)):
+            return True
+        if isinstance(parent, exp.Order) and not isinstance(parent.parent, exp.Window) \
+                and child.arg_key == "expressions":
+            return True
+        child, parent = parent, parent.parent
+    return False
+
 
 def _reads(spelling: exp.Expression, operands: dict[str, exp.Expression]) -> dict[str, int]:
     counts: dict[str, int] = {}

@@ -64,7 +64,7 @@ from dialects.numeric import (
     unicode_trim,
     wide_integer_sum,
 )
-from dialects.routines import RoutineStyle, sql_returning
+from dialects.routines import RoutineStyle, refused_in_order_lambda_or_generator, sql_returning
 from dialects.spelling import function_rewrite, windowed_refusals
 
 
@@ -116,7 +116,8 @@ TYPE_KINDS = {
 
 DIALECT = Spark(name="spark", sqlglot="spark", transactional_ddl=False,
                 create_or_replace_view=True, reads_files=True, row_hash="xxhash64",
-                type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_lambda, routines=RoutineStyle('spark', sql_returning),
+                type_kinds=tuple(TYPE_KINDS.items()), bind=bind_by_lambda, routines=RoutineStyle('spark', sql_returning,
+                                                  refused_at=refused_in_order_lambda_or_generator),
                 rewrites=(windowed_refusals("spark", functions.SPARK_FRAMED_REFUSED, framed=True),
                           function_rewrite(functions.SPARK), series.spelled(series.range_function),
                           whole_weeks_of_dates, boundaries, extract_rewrite(PARTS), ROUNDING.rewrite,

@@ -1,62 +1,62 @@
 -- functions Strata owns, created in strata_internal before a run
 CREATE OR REPLACE FUNCTION strata_internal.strata_round_bb30470804(a DOUBLE) RETURNS DOUBLE
 RETURN CASE
-    WHEN ABS(a) >= CAST('Infinity' AS DOUBLE)
-    THEN a
-    WHEN CASE
-      WHEN ABS(a) < 1
-      THEN FALSE
-      WHEN ABS(a) / 16 > 1.7976931348623157e+308 / 100.0
-      THEN TRUE
-      ELSE (
-        ABS(a) / 64
-      ) * 100.0 >= 2.8088955232223686e+306
-    END
-    THEN a
+  WHEN ABS(a) >= CAST('Infinity' AS DOUBLE)
+  THEN a
+  WHEN CASE
+    WHEN ABS(a) < 1
+    THEN FALSE
+    WHEN ABS(a) / 16 > 1.7976931348623157e+308 / 100.0
+    THEN TRUE
+    ELSE (
+      ABS(a) / 64
+    ) * 100.0 >= 2.8088955232223686e+306
+  END
+  THEN a
+  ELSE CASE
+    WHEN ABS(a * 100.0) >= 4503599627370496.0
+    THEN a * 100.0
     ELSE CASE
-      WHEN ABS(a * 100.0) >= 4503599627370496.0
-      THEN a * 100.0
-      ELSE CASE
-        WHEN ABS((
-          a * 100.0
-        ) - TRUNCATE(a * 100.0)) > 0.5
-        THEN TRUNCATE(a * 100.0) + SIGN(a * 100.0)
-        WHEN ABS((
-          a * 100.0
-        ) - TRUNCATE(a * 100.0)) < 0.5
-        THEN TRUNCATE(a * 100.0)
-        WHEN SIGN(
+      WHEN ABS((
+        a * 100.0
+      ) - TRUNCATE(a * 100.0)) > 0.5
+      THEN TRUNCATE(a * 100.0) + SIGN(a * 100.0)
+      WHEN ABS((
+        a * 100.0
+      ) - TRUNCATE(a * 100.0)) < 0.5
+      THEN TRUNCATE(a * 100.0)
+      WHEN SIGN(
+        (
           (
             (
               (
+                a * 134217729.0
+              ) - (
                 (
                   a * 134217729.0
-                ) - (
-                  (
-                    a * 134217729.0
-                  ) - a
-                )
-              ) * 100.0
-            ) - (
-              a * 100.0
-            )
-          ) + (
-            (
-              a - (
-                (
-                  a * 134217729.0
-                ) - (
-                  (
-                    a * 134217729.0
-                  ) - a
-                )
+                ) - a
               )
             ) * 100.0
+          ) - (
+            a * 100.0
           )
-        ) * SIGN(a * 100.0) >= 0
-        THEN TRUNCATE(a * 100.0) + SIGN(a * 100.0)
-        ELSE TRUNCATE(a * 100.0)
-      END
-    END / 100.0
-  END;
+        ) + (
+          (
+            a - (
+              (
+                a * 134217729.0
+              ) - (
+                (
+                  a * 134217729.0
+                ) - a
+              )
+            )
+          ) * 100.0
+        )
+      ) * SIGN(a * 100.0) >= 0
+      THEN TRUNCATE(a * 100.0) + SIGN(a * 100.0)
+      ELSE TRUNCATE(a * 100.0)
+    END
+  END / 100.0
+END;
 

@@ -46,8 +46,8 @@ PLAIN = frozenset({exp.DataType.Type.DOUBLE, exp.DataType.Type.BIGINT,
                    exp.DataType.Type.VARCHAR})
 NOT_IN_A_BODY = (exp.AggFunc, exp.Window, exp.Select, exp.Subquery, exp.UDTF, exp.Lambda,
                  exp.Star, exp.Placeholder)
-# a spelling at least this many nodes long is a function even if it reads each operand
-# once: a reviewer reads its name instead (the exact text of a double is ~90 nodes)
+# a spelling at least this many nodes long is a function even if it copies no computed
+# operand: a reviewer reads its name instead (the exact text of a double is ~90 nodes)
 LONG = 60
 PARAMETERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -90,8 +90,9 @@ class RoutineStyle:
         if self.refused_at is not None and self.refused_at(node):
             return None  # spelled inline, as where the engine has no functions
         reads = _reads(spelling, operands)
-        if not reads or (max(reads.values()) < 2 and _size(spelling) < LONG):
-            return None
+        copied = [n for n, k in reads.items() if k > 1 and not simple(operands[n])]
+        if not reads or (not copied and _size(spelling) < LONG):
+            return None  # a column read twice is as short as a parameter read twice
         if not _plain(node.type) or any(not self._passes(operands[n].type) for n in reads):
             return None
         if any(isinstance(n, NOT_IN_A_BODY) for n in spelling.walk()):
@@ -206,6 +207,13 @@ class Made:
 
 
 # ---------------------------------------------------------------- the spelling
+
+def simple(x: exp.Expression) -> bool:
+    """A column or a constant (in a cast, a sign, parentheses): cheap to copy."""
+    while isinstance(x, (exp.Cast, exp.Paren, exp.Neg)):
+        x = x.this
+    return isinstance(x, (exp.Column, exp.Literal, exp.Null, exp.Boolean))
+
 
 def _inline(call: exp.Dot, bind) -> exp.Expression:
     """The call's body with its arguments, each bound once by `bind` (a cheap one, a

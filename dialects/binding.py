@@ -216,7 +216,9 @@ def _stand_aside(node: exp.Expression, every: bool = False) -> dict[str, exp.Exp
             continue
         name = f"{STAND_IN}{len(operands)}"
         stand_in = exp.column(name)
-        stand_in.type = child.unnest().type
+        # a bound operand (a subquery) carries its value's type; unnest() would
+        # reach its SELECT, which has none
+        stand_in.type = child.type if child.type is not None else child.unnest().type
         child.replace(stand_in)
         operands[name] = child
     return operands

@@ -93,7 +93,7 @@ class RoutineStyle:
         copied = [n for n, k in reads.items() if k > 1 and not simple(operands[n])]
         if not reads or (not copied and _size(spelling) < LONG):
             return None  # a column read twice is as short as a parameter read twice
-        if not _plain(node.type) or any(not self._passes(operands[n].type) for n in reads):
+        if not _plain(node.type) or any(not self._passes(type_of(operands[n])) for n in reads):
             return None
         if any(isinstance(n, NOT_IN_A_BODY) for n in spelling.walk()):
             return None
@@ -101,7 +101,7 @@ class RoutineStyle:
         body = _with_parameters(spelling, names, operands)
         if body is None:
             return None
-        routine = self._routine(_label(node), [(names[n], operands[n].type) for n in reads],
+        routine = self._routine(_label(node), [(names[n], type_of(operands[n])) for n in reads],
                                 node.type, body)
         called = exp.Dot(this=exp.to_identifier(SCHEMA),
                          expression=exp.Anonymous(this=routine.name,
@@ -207,6 +207,11 @@ class Made:
 
 
 # ---------------------------------------------------------------- the spelling
+
+def type_of(x: exp.Expression) -> exp.DataType | None:
+    """An operand's type: its own, or its inside's (a parenthesized operand)."""
+    return x.type if x.type is not None else x.unnest().type
+
 
 def simple(x: exp.Expression) -> bool:
     """A column or a constant (in a cast, a sign, parentheses): cheap to copy."""

@@ -336,6 +336,17 @@ def test_round_names_a_computed_operand_once(engine, duckdb_engine):
     assert sql.count("x + 1") == 1, sql  # a function's argument, or bound once
 
 
+def test_round_of_a_division_by_a_parenthesized_sum_keeps_the_double_rule(engine,
+                                                                           duckdb_engine):
+    # 5.35 / (1 + 1) is the double just below 2.675: DuckDB rounds it to 2.67. The
+    # divisor in parentheses once hid the quotient's type from round, which then
+    # rounded in NUMERIC (2.68, and a decimal column where DuckDB's is a double)
+    rows = agree(engine, duckdb_engine, {"k": "int", "x": "double"}, [(1, 5.35), (3, 1.0)],
+                 "r = round(x / (k + 1), 2), n = round(round(x / (k + 1), 3) / (k + 2), 1)")
+    got = {r[0]: r[2:] for r in rows}
+    assert got[1] == (2.67, 0.9) and all(isinstance(v, float) for v in got[1])
+
+
 AGGREGATE_ROUNDS = ("r = round(sum(x) / count(), 2), k = round(cast(count() as double) / 3, 2), "
                     "q = round(round(sum(x) / count(), 3) * 7.77, 1), a = round(avg(x) * 1.5)")
 

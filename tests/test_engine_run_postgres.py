@@ -11,6 +11,7 @@ reads the published views back through psycopg.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,61 @@ def test_a_text_cdc_append_on_an_icu_database_takes_duckdbs_rows(postgres_engine
         assert _view(url, "event_log") == [(1, "B"), (2, "a"), (3, "b")]
     finally:
         postgres_engine.drop_database(database)
+
+
+FUNCTION_MODELS = """
+model ratios {
+  from clean_orders
+  select id, round(cast(amount as double) / id, 2) as per_id,
+         round(round(cast(amount as double) / 3, 2) / id, 1) as nested
+}
+
+model ratios_again {
+  from clean_orders
+  select id, round(cast(amount as double) / (id + 1), 2) as per_next
+}
+
+model ratios_sorted {
+  from ratios
+  select id, round(per_id / 7, 2) as seventh
+}
+"""
+
+
+def _functions(url: str) -> list[str]:
+    from strata.engine.locations import parse_location
+
+    with psycopg.connect(**parse_location(url).connect_args(), autocommit=True) as con:
+        return sorted(r[0] for r in con.execute(
+            "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " WHERE n.nspname = 'strata_internal'").fetchall())
+
+
+def test_functions_strata_owns_are_created_by_the_run_that_calls_them(pg_warehouse_url,
+                                                                      tmp_path):
+    """issue 34: `round` of a double is a function of Strata's on PostgreSQL. Three
+    models call them from two build lanes at once; the functions `compile --show-sql`
+    prints are the ones the warehouse holds, and the rows are DuckDB's."""
+    root = _project(tmp_path / "p", ROWS)
+    (root / "ratios.strata").write_text(FUNCTION_MODELS)
+    shown = strata("compile", ".", "--show-sql", "--dialect", "postgres", cwd=root).stdout
+    printed = sorted(set(re.findall(r"strata_internal\.(strata_\w+_[0-9a-f]{10})\(", shown)))
+    assert printed and shown.count("CREATE OR REPLACE FUNCTION") == len(printed)
+
+    report = _run(root, pg_warehouse_url, "--workers", "2")
+    assert report["status"] == "published"
+    assert _functions(pg_warehouse_url) == [n for n in printed
+                                            if f"FUNCTION strata_internal.{n}(" in shown]
+    duck = _run(root, str(tmp_path / "w.duckdb"))
+    assert duck["status"] == "published"
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        for model in ("ratios", "ratios_again", "ratios_sorted"):
+            want = sorted(con.execute(f"SELECT * FROM main.v_{model}").fetchall())
+            assert _view(pg_warehouse_url, model) == want, model
+
+    # a new process, the functions there already: a full rebuild declares them again
+    again = _run(root, pg_warehouse_url, "--full-refresh")
+    assert again["status"] == "published"
+    assert len(_functions(pg_warehouse_url)) == len(printed)

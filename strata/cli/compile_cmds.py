@@ -7,6 +7,7 @@ import sys
 import click
 
 import dialects
+from dialects import routines
 from strata.buildfiles import write_files
 from strata.cachedirs import default_dir
 from strata.cli.main import (
@@ -129,7 +130,9 @@ def compile_(module: str, show_sql: bool, dialect: str, models: str | None,
                                     watermark,
                                     keep_trees=False, clock=run_clock(at))
     if as_json:
-        print_json([{"model": s.model, "label": s.label, "sql": s.sql} for s in statements])
+        print_json([{"model": s.model, "label": s.label, "sql": s.sql,
+                     "functions": [r.definition for r in routines.used_in([s.sql])]}
+                    for s in statements])
     elif show_sql:
         sys.stdout.write(format_statements(statements))
     else:

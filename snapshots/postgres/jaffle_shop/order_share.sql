@@ -31,6 +31,14 @@ WITH base AS (
 SELECT
   base.order_id,
   base.order_total,
-  strata_internal.strata_div_16bf8446fb(base.order_total, t.revenue) AS share
+  CASE
+    WHEN CAST(t.revenue AS DOUBLE PRECISION) = 0
+    THEN SIGN(CAST(base.order_total AS DOUBLE PRECISION)) * CASE
+      WHEN SUBSTRING(CAST(CAST(t.revenue AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
+      THEN CAST('-Infinity' AS DOUBLE PRECISION)
+      ELSE CAST('Infinity' AS DOUBLE PRECISION)
+    END
+    ELSE CAST(base.order_total AS DOUBLE PRECISION) / CAST(t.revenue AS DOUBLE PRECISION)
+  END AS share
 FROM base
 CROSS JOIN t_2 AS t;

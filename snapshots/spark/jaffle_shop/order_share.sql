@@ -31,6 +31,14 @@ WITH base AS (
 SELECT
   base.order_id,
   base.order_total,
-  strata_internal.strata_div_a2fb1452bb(base.order_total, t.revenue) AS share
+  CASE
+    WHEN CAST(t.revenue AS DOUBLE) = 0
+    THEN SIGN(CAST(base.order_total AS DOUBLE)) * CASE
+      WHEN SUBSTRING(CAST(CAST(t.revenue AS DOUBLE) AS STRING), 1, 1) = '-'
+      THEN CAST('-Infinity' AS DOUBLE)
+      ELSE CAST('Infinity' AS DOUBLE)
+    END
+    ELSE CAST(base.order_total AS DOUBLE) / CAST(t.revenue AS DOUBLE)
+  END AS share
 FROM base
 CROSS JOIN t_2 AS t;

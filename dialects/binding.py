@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from dialects.routines import RoutineStyle
+from dialects.routines import AGGREGATE_STAND_IN, RoutineStyle
 
 Body = Callable[[exp.Expression], exp.Expression]
 Bind = Callable[..., exp.Expression]  # (x, body[, name]) -> body of x, x computed once;
@@ -34,7 +34,6 @@ PLACEHOLDER = "__strata_bound__"
 HOLDS_AGGREGATE = "strata_holds_aggregate"  # node meta: a bound value, and whether it does
 # grouped.py's trial: a column standing for an aggregate, and a binding made around one
 # (in the real tree the aggregate could not be bound: the spelling would copy it)
-AGGREGATE_STAND_IN = "strata_aggregate_stand_in"
 BOUND_AN_AGGREGATE = "strata_bound_an_aggregate"
 CHEAP = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.DataType, exp.Identifier,
          exp.Var, exp.Star, exp.Placeholder)

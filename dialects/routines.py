@@ -56,6 +56,8 @@ PARAMETERS = "abcdefghijklmnopqrstuvwxyz"
 _DEFINITIONS: dict[str, str] = {}
 _BODIES: dict[str, tuple[list[str], exp.Expression]] = {}  # its parameters and body
 CALLS = "strata_calls_routine"  # node meta: the function a call calls
+# node meta of dialects/grouped.py's trial: a column standing for an aggregate
+AGGREGATE_STAND_IN = "strata_aggregate_stand_in"
 
 
 @dataclass(frozen=True)
@@ -214,9 +216,13 @@ def type_of(x: exp.Expression) -> exp.DataType | None:
 
 
 def simple(x: exp.Expression) -> bool:
-    """A column or a constant (in a cast, a sign, parentheses): cheap to copy."""
+    """A column or a constant (in a cast, a sign, parentheses): cheap to copy. Not a
+    column standing for an aggregate in dialects/grouped.py's trial, which must
+    decide as the real tree will."""
     while isinstance(x, (exp.Cast, exp.Paren, exp.Neg)):
         x = x.this
+    if isinstance(x, exp.Column) and x.meta.get(AGGREGATE_STAND_IN):
+        return False
     return isinstance(x, (exp.Column, exp.Literal, exp.Null, exp.Boolean))
 
 

@@ -20,19 +20,8 @@ WITH base AS (
   FROM lineitem
 )
 SELECT
-  __g.o_year,
-  CASE
-    WHEN CAST(__g.__a2 AS DOUBLE PRECISION) = 0
-    THEN SIGN(CAST(__g.__a1 AS DOUBLE PRECISION)) * CASE
-      WHEN SUBSTRING(CAST(CAST(__g.__a2 AS DOUBLE PRECISION) AS TEXT) FROM 1 FOR 1) = '-'
-      THEN CAST('-Infinity' AS DOUBLE PRECISION)
-      ELSE CAST('Infinity' AS DOUBLE PRECISION)
-    END
-    ELSE CAST(__g.__a1 AS DOUBLE PRECISION) / CAST(__g.__a2 AS DOUBLE PRECISION)
-  END AS mkt_share
-FROM (
-  SELECT
-    CAST(EXTRACT(YEAR FROM orders.o_orderdate) AS BIGINT) AS o_year,
+  CAST(EXTRACT(YEAR FROM orders.o_orderdate) AS BIGINT) AS o_year,
+  strata_internal.strata_div_71454579d9(
     SUM(
       CASE
         WHEN n2.n_name = 'BRAZIL'
@@ -41,31 +30,31 @@ FROM (
         )
         ELSE 0
       END
-    ) AS __a1,
+    ),
     SUM(base.l_extendedprice * (
       1 - base.l_discount
-    )) AS __a2
-  FROM base
-  JOIN part
-    ON part.p_partkey = base.l_partkey
-  JOIN supplier
-    ON supplier.s_suppkey = base.l_suppkey
-  JOIN orders
-    ON orders.o_orderkey = base.l_orderkey
-  JOIN customer
-    ON customer.c_custkey = orders.o_custkey
-  JOIN nation AS n1
-    ON n1.n_nationkey = customer.c_nationkey
-  JOIN region
-    ON region.r_regionkey = n1.n_regionkey
-  JOIN nation AS n2
-    ON n2.n_nationkey = supplier.s_nationkey
-  WHERE
-    region.r_name = 'AMERICA'
-    AND orders.o_orderdate BETWEEN CAST('1995-01-01' AS DATE) AND CAST('1996-12-31' AS DATE)
-    AND part.p_type = 'ECONOMY ANODIZED STEEL'
-  GROUP BY
-    CAST(EXTRACT(YEAR FROM orders.o_orderdate) AS BIGINT)
-) AS __g
+    ))
+  ) AS mkt_share
+FROM base
+JOIN part
+  ON part.p_partkey = base.l_partkey
+JOIN supplier
+  ON supplier.s_suppkey = base.l_suppkey
+JOIN orders
+  ON orders.o_orderkey = base.l_orderkey
+JOIN customer
+  ON customer.c_custkey = orders.o_custkey
+JOIN nation AS n1
+  ON n1.n_nationkey = customer.c_nationkey
+JOIN region
+  ON region.r_regionkey = n1.n_regionkey
+JOIN nation AS n2
+  ON n2.n_nationkey = supplier.s_nationkey
+WHERE
+  region.r_name = 'AMERICA'
+  AND orders.o_orderdate BETWEEN CAST('1995-01-01' AS DATE) AND CAST('1996-12-31' AS DATE)
+  AND part.p_type = 'ECONOMY ANODIZED STEEL'
+GROUP BY
+  CAST(EXTRACT(YEAR FROM orders.o_orderdate) AS BIGINT)
 ORDER BY
-  __g.o_year ASC;
+  CAST(EXTRACT(YEAR FROM orders.o_orderdate) AS BIGINT) ASC;

@@ -1,12 +1,15 @@
-"""Size and cost of the SQL an emulation writes, with and without binding operands.
+"""Size and cost of the SQL an emulation writes: copied operands, bound ones, functions.
 
 Issue 34: an emulation of DuckDB's meaning copied its operands' text, so nested
-expressions grew ~2.3x per level on PostgreSQL and Spark. Operands are now bound
-once (dialects/binding.py). This bench renders the issue's expressions both ways in
-one run (the unbound way is the same dialect with `bind=None`) and prints, per
-dialect: bytes and lines of the model's SQL and the CPU seconds to compile it; with
-`--postgres`, also the time PostgreSQL takes to run each statement over N rows (a
-throwaway cluster on a Unix socket, tests/real_engines.py's).
+expressions grew ~2.3x per level on PostgreSQL and Spark. Operands were then bound
+once (dialects/binding.py), and long spellings are now functions Strata owns
+(dialects/routines.py). This bench renders the issue's expressions the three ways in
+one run (the earlier ways are the same dialect with `bind=None` / `routines=None`)
+and prints, per dialect: bytes and lines of the model's SQL (with functions: the
+statement, plus the CREATE statements printed at its head) and the CPU seconds to
+compile it; with `--postgres`, also the time PostgreSQL takes to run each statement
+over N rows, bound inline against functions (a throwaway cluster on a Unix socket,
+tests/real_engines.py's).
 
     python3 bench/sqlsize/run.py                  # the size table
     python3 bench/sqlsize/run.py --postgres 200000 # and execution on PostgreSQL
@@ -27,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 import dialects
 import strata
+from dialects import routines
 from strata.semantics.resolve import load_text
 
 SOURCE = "source t { a: double, b: int, c: decimal(10, 2), k: int }\n"
@@ -54,40 +58,49 @@ EXPRESSIONS = {
 }
 
 
-def render(expr: str | tuple[str, str], dialect_name: str, bound: bool) -> tuple[str, float]:
+MODES = ("copied", "bound", "functions")
+
+
+def render(expr: str | tuple[str, str], dialect_name: str, mode: str) -> tuple[str, str, float]:
+    """(the functions' CREATE statements, the model's statement, CPU seconds) as the
+    dialect renders it: "copied", every operand's text copied (bind=None, no
+    functions); "bound", operands named once inline (no functions); "functions", now."""
     step, expr = expr if isinstance(expr, tuple) else ("derive r = {}\n  select r", expr)
     module = load_text(SOURCE + f"model x {{\n  from t\n  {step.format(expr)}\n}}\n")
     dialect = dialects.DIALECTS[dialect_name]
-    if not bound:
-        dialects.DIALECTS[dialect_name] = dataclasses.replace(dialect, bind=None)
+    if mode != "functions":
+        dialects.DIALECTS[dialect_name] = dataclasses.replace(
+            dialect, routines=None, **({"bind": None} if mode == "copied" else {}))
     try:
         start = time.process_time()
         sql = strata.model_sql(module, "x", dialect_name)
-        return sql, time.process_time() - start
+        return routines.heading([sql]), sql, time.process_time() - start
     finally:
         dialects.DIALECTS[dialect_name] = dialect
 
 
 def size_table(unbound_limit: int) -> None:
-    print("| expression | dialect | bytes before | bytes now | lines before | lines now "
-          "| compile CPU s before | now |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| expression | dialect | bytes copied | bound | functions: statement + CREATEs "
+          "| lines copied | bound | functions | compile CPU s copied | bound | functions |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, expr in EXPRESSIONS.items():
         for name in dialects.DIALECTS:
-            now, cpu_now = render(expr, name, True)
-            if _copied_renders(label, expr, unbound_limit):
-                before, cpu_before = render(expr, name, False)
-                b_bytes, b_lines, b_cpu = len(before), before.count("\n") + 1, f"{cpu_before:.2f}"
-            else:
-                b_bytes = b_lines = b_cpu = "(not rendered)"
-            print(f"| `{label}` | {name} | {b_bytes} | {len(now)} | {b_lines} "
-                  f"| {now.count(chr(10)) + 1} | {b_cpu} | {cpu_now:.2f} |")
+            cells = {}
+            for mode in MODES:
+                if mode == "copied" and not _copied_renders(label, expr, unbound_limit):
+                    cells[mode] = ("(not rendered)",) * 3
+                    continue
+                head, sql, cpu = render(expr, name, mode)
+                size = f"{len(sql)} + {len(head)}" if head else str(len(sql))
+                lines = sql.count("\n") + 1
+                cells[mode] = (size, f"{lines} + {head.count(chr(10))}" if head else str(lines),
+                               f"{cpu:.2f}")
+            print(f"| `{label}` | {name} | " + " | ".join(
+                " | ".join(cells[m][i] for m in MODES) for i in range(3)) + " |")
 
 
 # PostgreSQL planning the 55 kB of the copied round(..) nested 4 grew past 21 GB and was
-# killed by the kernel (2026-12-03): copied SQL longer than this is not sent
-COPIED_PLANNABLE = 16_000
-# copied, nested aggregates grow faster still: round(..) nested 4 over them ran out of 4 GB
+# killed by the kernel (2026-12-03): copied SQL is no longer sent
 COPIED_TOO_BIG = {"grouped: round(..(sa / n, 2) / sc, 2) nested 4", "grouped: round nested 8"}
 
 
@@ -96,7 +109,9 @@ def _copied_renders(label: str, expr: str | tuple[str, str], unbound_limit: int)
     return label not in COPIED_TOO_BIG and len(text) <= unbound_limit
 
 
-def on_postgres(rows: int, reps: int, unbound_limit: int) -> None:
+def on_postgres(rows: int, reps: int) -> None:
+    """Bound operands (a fenced scalar subquery) against functions of Strata's, over
+    `rows` rows, each statement's median of `reps`."""
     sys.path.insert(0, str(REPO / "tests"))
     import psycopg
     from real_engines import PostgresServer, _pg_bindir, _server_user
@@ -111,24 +126,21 @@ def on_postgres(rows: int, reps: int, unbound_limit: int) -> None:
                         f"(i % 7 - 3)::bigint AS b, (i % 1000 / 10.0)::numeric(10, 2) AS c, i % 1000 AS k "
                         f"FROM generate_series(1, {rows}) i")
             con.execute("ANALYZE t")
-            con.execute("SET statement_timeout = '60s'")
-            print(f"\n| expression | PostgreSQL s, copied operands | bound | ratio |  ({rows} rows, "
-                  f"median of {reps})")
+            con.execute(f"CREATE SCHEMA {routines.SCHEMA}")
+            con.execute("SET statement_timeout = '120s'")
+            print(f"\n| expression | PostgreSQL s, bound inline | functions | ratio |  ({rows} "
+                  f"rows, median of {reps})")
             print("|---|---:|---:|---:|")
             for label, expr in EXPRESSIONS.items():
                 times = {}
-                for bound in (False, True):
-                    if not bound and not _copied_renders(label, expr, unbound_limit):
-                        times[bound] = "(not rendered)"
-                        continue
-                    sql, _ = render(expr, "postgres", bound)
-                    if len(sql) > COPIED_PLANNABLE and not bound:
-                        times[bound] = f"(not sent: {len(sql):,} B)"  # see COPIED_PLANNABLE
-                        continue
-                    times[bound] = _time(con, f"SELECT count(*), sum(r) FROM ({sql}) q", reps)
-                ratio = (f"{times[True] / times[False]:.2f}" if all(
+                for mode in ("bound", "functions"):
+                    head, sql, _ = render(expr, "postgres", mode)
+                    if head:
+                        con.execute(head)
+                    times[mode] = _time(con, f"SELECT count(*), sum(r) FROM ({sql}) q", reps)
+                ratio = (f"{times['functions'] / times['bound']:.2f}" if all(
                     isinstance(t, float) for t in times.values()) else "")
-                print(f"| `{label}` | {_seconds(times[False])} | {_seconds(times[True])} "
+                print(f"| `{label}` | {_seconds(times['bound'])} | {_seconds(times['functions'])} "
                       f"| {ratio} |")
     finally:
         server.stop()
@@ -164,7 +176,7 @@ def main() -> None:
     args = parser.parse_args()
     size_table(args.unbound_limit)
     if args.postgres:
-        on_postgres(args.postgres, args.reps, args.unbound_limit)
+        on_postgres(args.postgres, args.reps)
 
 
 if __name__ == "__main__":

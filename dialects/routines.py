@@ -5,7 +5,8 @@ double is ~1.7 kB, DuckDB's division by zero reads its divisor three times). Spe
 at every call, a model is as long as its calls times their spellings, and a reviewer
 reads the same CASE again and again (`region_sales` was 106 lines on PostgreSQL
 against DuckDB's 25). Where the engine has functions it runs fast, a spelling that
-reads an operand more than once, or is long, becomes a function of its operands:
+would copy a computed operand (a column is as short as a parameter), or is long,
+becomes a function of its operands:
 
     strata_internal.strata_round_5c1f0e9a2b(strata_internal.strata_div_0d3e..(a, b))
 
@@ -87,8 +88,8 @@ class RoutineStyle:
              operands: dict[str, exp.Expression]) -> exp.Expression | None:
         """`spelling` (of `node`, its operands standing aside as columns named by the
         keys of `operands`) as a call of a function of those operands; None where a
-        function would not pay (each operand read once, a short spelling) or cannot
-        hold it (see the module's docstring)."""
+        function would not pay (no computed operand copied, a short spelling) or
+        cannot hold it (see the module's docstring)."""
         if self.refused_at is not None and self.refused_at(node):
             return None  # spelled inline, as where the engine has no functions
         reads = _reads(spelling, operands)

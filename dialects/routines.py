@@ -10,7 +10,7 @@ becomes a function of its operands:
 
     strata_internal.strata_round_5c1f0e9a2b(strata_internal.strata_div_0d3e..(a, b))
 
-created in the warehouse's internal schema before a run (`Routines.ensure`, called by
+created in the warehouse's internal schema before a run (`Made.ensure`, called by
 the adapters) and printed at the head of `compile --show-sql` and `build` output, so
 the SQL a reviewer reads stays self-contained. Each operand is an argument, written
 once where the author wrote it, however deep the nesting.

@@ -2,7 +2,7 @@
 what they read: issue 41 item 3's count of the bookkeeping around the models.
 
     .venv/bin/python bench/markers/statements.py --engines duckdb,spark [--code DIR]
-    .venv/bin/python bench/markers/statements.py --engines sc://localhost:15002
+    .venv/bin/python bench/markers/statements.py --engines sc   # a Connect server of its own
 
 Each engine gets a fresh warehouse and three CLI processes over one module (one
 Parquet source of 1e4 rows read in place, 20 models): a first run, a no-op
@@ -158,15 +158,25 @@ def bench_engine(engine: str, code: Path, root: Path) -> dict:
     parquet = folder / "lines.parquet"
     write_rows(parquet, 10_000, 0)
     (folder / "m.strata").write_text(module_text(parquet))
-    target = {"duckdb": str(folder / "wh.duckdb"),
-              "spark": f"spark:{folder / 'wh'}"}.get(engine, engine)
+    server = None
+    if engine == "sc":  # a Spark Connect server of its own, kept warm for the three
+        sys.path.insert(0, str(ROOT / "tests"))
+        from real_engines import start_spark_connect
+
+        server = start_spark_connect(seconds=600)
+    target = {"duckdb": str(folder / "wh.duckdb"), "spark": f"spark:{folder / 'wh'}",
+              "sc": server.url if server else ""}.get(engine, engine)
     base = ["run", "m.strata", "-o", target, "--json"]
-    out = {"first run": counted(code, base, folder)}
-    time.sleep(4)  # past the 3 s a file's times must age to be proof
-    out["no-op --only-stale"] = counted(code, base + ["--only-stale"], folder)
-    write_rows(parquet, 10_000, 1)
-    time.sleep(4)
-    out["one source changed"] = counted(code, base + ["--only-stale"], folder)
+    try:
+        out = {"first run": counted(code, base, folder)}
+        time.sleep(4)  # past the 3 s a file's times must age to be proof
+        out["no-op --only-stale"] = counted(code, base + ["--only-stale"], folder)
+        write_rows(parquet, 10_000, 1)
+        time.sleep(4)
+        out["one source changed"] = counted(code, base + ["--only-stale"], folder)
+    finally:
+        if server is not None:
+            server.close()
     for name, found in out.items():
         print(engine, name, {k: v for k, v in found.items() if k != "texts"}, flush=True)
     return out
@@ -175,7 +185,8 @@ def bench_engine(engine: str, code: Path, root: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", default="duckdb,spark",
-                        help="duckdb, spark (local spark:DIR) or an sc:// URL")
+                        help="duckdb, spark (local spark:DIR), sc (a Spark Connect server "
+                        "started here) or an sc:// URL")
     parser.add_argument("--code", type=Path, default=ROOT,
                         help="the checkout whose strata runs (default: this one)")
     parser.add_argument("--out", type=Path, default=HERE / "statements.json")

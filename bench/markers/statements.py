@@ -10,8 +10,9 @@ Parquet source of 1e4 rows read in place, 20 models): a first run, a no-op
 rows. Each process is the CLI of the checkout at `--code` (default: this one) with its
 engine's statement path wrapped in the process itself: DuckDB's connection `execute`,
 Spark's `session.sql` and the frames the adapter reads rows from (Spark Connect), and
-on local Spark the jobs the SparkContext ran (its status tracker, read before the
-session stops). Nothing is timed: counts only. Writes bench/markers/statements.json.
+on local Spark the jobs the SparkContext ran (its status tracker, read before each
+statement and before the session stops: `jobs_each` says how many each statement ran,
+a query's jobs running when it is collected, before the next statement). Nothing is timed: counts only. Writes bench/markers/statements.json.
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ SOURCE = "source lines = file '{path}' {{\n  id: int\n  amount: int\n}}\n"
 BOOTSTRAP = r"""
 import atexit, json, os, sys
 sys.path.insert(0, os.environ["STRATA_COUNT_CODE"])
-seen, jobs = [], []
+seen, jobs, started = [], [], []  # started: the jobs run before each statement
 
-def _keep(text):
+def _keep(text, session=None):
     seen.append(" ".join(str(text).split()))
+    if session is not None:
+        started.append(len(session.sparkContext.statusTracker().getJobIdsForGroup(None)))
 
 import duckdb
 from strata.engine import warehouse as W
@@ -66,7 +69,7 @@ try:
     from strata.engine.adapters import spark as S
     _sql = SparkSession.sql
     def sql(self, text, *a, **k):
-        _keep(text)
+        _keep(text, self)
         return _sql(self, text, *a, **k)
     SparkSession.sql = sql
     from pyspark.sql.connect.session import SparkSession as Connect
@@ -86,13 +89,15 @@ try:
         if not S._is_connect(self.session):
             tracker = self.session.sparkContext.statusTracker()
             jobs.extend(tracker.getJobIdsForGroup(None))
+            started.append(len(jobs))
         return _close(self)
     S.SparkAdapter.close = close
 except ImportError:
     pass
 
 atexit.register(lambda: open(os.environ["STRATA_COUNT_OUT"], "w").write(
-    json.dumps({"statements": seen, "jobs": len(set(jobs))})))
+    json.dumps({"statements": seen, "jobs": len(set(jobs)),
+                "jobs_each": [b - a for a, b in zip(started, started[1:])]})))
 from strata.cli.main import main
 sys.argv[0] = "strata"
 main()
@@ -149,7 +154,7 @@ def counted(code: Path, args: list[str], cwd: Path) -> dict:
         kinds[kind_of(s)] = kinds.get(kind_of(s), 0) + 1
     return {"status": report.get("status"), "rebuilt": len(report.get("rebuilt") or []),
             "statements": len(found["statements"]), "jobs": found["jobs"], "kinds": kinds,
-            "texts": found["statements"]}
+            "texts": found["statements"], "jobs_each": found.get("jobs_each", [])}
 
 
 def bench_engine(engine: str, code: Path, root: Path) -> dict:
@@ -178,7 +183,8 @@ def bench_engine(engine: str, code: Path, root: Path) -> dict:
         if server is not None:
             server.close()
     for name, found in out.items():
-        print(engine, name, {k: v for k, v in found.items() if k != "texts"}, flush=True)
+        print(engine, name, {k: v for k, v in found.items()
+                             if k not in ("texts", "jobs_each")}, flush=True)
     return out
 
 

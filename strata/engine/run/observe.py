@@ -1,6 +1,7 @@
 """Stage 1 of a run: read what the decision needs, and nothing else. The sources are
 checked and fingerprinted (drift detection rides that scan), the module's code
-fingerprinted, the registry, the history base and the live views read once; the
+fingerprinted, the history (base and quarantine verdicts: one read) and the live views
+read once, the registry the first time a question needs it (a no-op asks none); the
 decision (decide.py) is then pure over these values.
 
 Writes nothing but what a failure needs to say early: E091 (names the engine would
@@ -81,7 +82,8 @@ class Observed:
 
 def observe(module: Module, wh: Warehouse,
             opts: RunOptions) -> tuple[Observed, H.Registry, SourcesRead]:
-    """What the run read: its state, the registry (one query) and its sources."""
+    """What the run read: its state, the registry (one query, when first asked) and
+    its sources."""
     started = time.perf_counter()
     clock = opts.clock or RunClock(now())
     started_at = now_text()

@@ -230,6 +230,33 @@ def test_a_run_reads_the_registry_once(warehouse):
     assert len(registry_reads(counting)) == 1, registry_reads(counting)
 
 
+def test_a_no_op_reads_the_history_once_and_the_registry_not_at_all(warehouse):
+    """The staleness base and the quarantine verdicts come from one history read; with
+    nothing stale the registry is never asked (the last snapshots stand, read by the
+    live views: gc never collects those). On Spark each read is a job. (A model whose
+    merge detects drift asks it on DuckDB: the detection rides the source's hash.)"""
+    text = chains(5) + MERGING[:MERGING.index("model up")]
+    run_counted(warehouse, text)
+    counting, report = run_counted(warehouse, text, only_stale=True)
+    assert report.status == "up_to_date"
+    assert registry_reads(counting) == []
+    assert len(history_reads(counting)) == 1, history_reads(counting)
+    # one source changed: the registry is read once, the history still once
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("INSERT INTO a VALUES (1000, 3)")
+    counting, report = run_counted(warehouse, text, only_stale=True)
+    assert report.status == "published" and "t0" in report.rebuilt
+    assert len(registry_reads(counting)) == 1, registry_reads(counting)
+    assert len(history_reads(counting)) == 1, history_reads(counting)
+
+
+def history_reads(counting: CountingConnection) -> list[str]:
+    """Reads of history entries (not the next sequence number a publication takes)."""
+    return [s for s in counting.statements if '"strata_internal"."history"' in s
+            and s.lstrip().upper().startswith("SELECT") and '"entry"' in s
+            and '"collections"' not in s]
+
+
 def registry_reads(counting: CountingConnection) -> list[str]:
     return [s for s in counting.statements if '"strata_internal"."collections"' in s
             and s.lstrip().upper().startswith("SELECT")]

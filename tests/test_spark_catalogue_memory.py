@@ -5,6 +5,7 @@ no Spark session is started."""
 
 from __future__ import annotations
 
+import pytest
 from sqlglot import exp
 
 from strata.engine.adapters.base import Relation, select_all
@@ -59,26 +60,41 @@ def test_memory_keeps_up_with_the_commands_own_ddl():
 
 
 def test_a_run_takes_its_base_from_what_recover_read_once():
-    """recover reads each branch's newest published entry; the run that follows takes
-    it as its staleness base (one history read fewer on Spark), unless it is a
-    rollback (not a base), and only once."""
+    """recover reads each branch's newest published entries and the quarantine
+    verdicts in one query; the run that follows takes its staleness base from that read
+    (the newest run, backfill or branch creation with snapshots, past a rollback, which
+    is not a base), and only once; an appended entry makes it stale."""
     from types import SimpleNamespace
 
-    from strata.engine.history import HistoryEntry
-    from strata.engine.publication import forget_recovered, recovered_base
+    from strata.engine.history import HistoryEntry, HistoryRead, append
+    from strata.engine.publication import take_history_read
 
     run = HistoryEntry(id="r1", kind="run", branch="main", started_at="t",
-                       snapshots={"m": "snap_r1_m"})
+                       snapshots={"m": "snap_r1_m"}, seq=2)
     back = HistoryEntry(id="b1", kind="rollback", branch="dev", started_at="t",
-                        snapshots={"m": "snap_r1_m"})
-    wh = SimpleNamespace(recovered={"main": run, "dev": back, "empty": None})
-    assert recovered_base(wh, "main") == (True, run)
-    assert recovered_base(wh, "main") == (False, None)  # taken once
-    assert recovered_base(wh, "dev") == (False, None)  # a rollback: read the history
-    assert recovered_base(wh, "empty") == (True, None)  # no entry yet: no base
-    wh.recovered["main"] = run
-    forget_recovered(wh)  # a publication moved the history on
-    assert recovered_base(wh, "main") == (False, None)
+                        snapshots={"m": "snap_r0_m"}, seq=4)
+    made = HistoryEntry(id="d1", kind="branch", branch="dev", started_at="t",
+                        snapshots={"m": "snap_r1_m"}, seq=3)
+    read = HistoryRead({"main": [run], "dev": [back, made]}, {})
+    wh = SimpleNamespace(history_read=read)
+    taken = take_history_read(wh)
+    assert taken is read and take_history_read(wh) is None  # taken once
+    assert read.base(wh, "main") == run and read.published(wh, "main") == run
+    assert read.published(wh, "dev") == back  # a rollback sets views ...
+    assert read.base(wh, "dev") == made  # ... but is no staleness base
+    assert read.base(wh, "empty") is None  # no entry yet: no base
+
+    class Appending(SimpleNamespace):
+        def rows(self, tree):
+            raise _Appended
+
+    class _Appended(Exception):
+        pass
+
+    wh = Appending(history_read=read)
+    with pytest.raises(_Appended):  # the history moves on: what was read is gone
+        append(wh, HistoryEntry(id="r2", kind="run", branch="main", started_at="t"))
+    assert take_history_read(wh) is None
 
 
 def test_memory_follows_a_bookkeeping_table_created_with_its_columns():

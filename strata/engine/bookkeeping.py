@@ -193,6 +193,47 @@ def history(*, branch: str | None = None, run_id: str | None = None,
     return query.limit(limit, copy=False) if limit is not None else query
 
 
+def history_read(*, kinds: tuple[str, ...], page: int, verdicts: str,
+                 branch: str | None, main: str) -> exp.Union:
+    """One statement for what a command reads of the history before it writes: every
+    entry of kind `verdicts`, and each branch's newest `page` entries of `kinds`
+    (`branch`'s only, or those of `main` and of every branch the branch list holds),
+    as (entry, seq, started_at), unordered:
+
+        SELECT entry, seq, started_at FROM history WHERE kind = 'quarantine'
+        UNION ALL
+        SELECT entry, seq, started_at FROM (
+          SELECT entry, seq, started_at, ROW_NUMBER() OVER (PARTITION BY branch
+            ORDER BY seq DESC) AS rn FROM history
+          WHERE kind IN (...) AND (branch = 'main' OR branch IN (SELECT name FROM branches))
+        ) AS p WHERE rn <= 8
+
+    (on Spark each statement is a job: this was three, one per question)."""
+    items = ("entry", "seq", "started_at")
+    of_kind = _from(exp.Select(expressions=[col(c) for c in items]),
+                    HISTORY.relation.table()).where(
+        _eq(col("kind"), exp.Literal.string(verdicts)), copy=False)
+    if branch is not None:
+        mine: exp.Expression = _eq(col("branch"), exp.Literal.string(branch))
+    else:
+        listed = _from(exp.Select(expressions=[col("name")]), BRANCHES.relation.table())
+        mine = exp.paren(exp.or_(_eq(col("branch"), exp.Literal.string(main)),
+                                 exp.In(this=col("branch"), query=exp.Subquery(this=listed)),
+                                 copy=False), copy=False)
+    rank = exp.Window(this=exp.RowNumber(), partition_by=[col("branch")],
+                      order=exp.Order(expressions=[exp.Ordered(this=col("seq"), desc=True)]))
+    ranked = _from(exp.Select(expressions=[*(col(c) for c in items),
+                                           exp.alias_(rank, "rn", quoted=True)]),
+                   HISTORY.relation.table()).where(exp.and_(
+                       exp.In(this=col("kind"),
+                              expressions=[exp.Literal.string(k) for k in kinds]),
+                       mine, copy=False), copy=False)
+    newest = _from(exp.Select(expressions=[col(c) for c in items]),
+                   exp.Subquery(this=ranked, alias=exp.TableAlias(this=_id("p")))).where(
+        exp.LTE(this=col("rn"), expression=exp.Literal.number(page)), copy=False)
+    return exp.union(of_kind, newest, distinct=False)
+
+
 def below_seq(seq: int) -> exp.LT:
     """seq < N: the next page of a newest-first read."""
     return exp.LT(this=col("seq"), expression=exp.Literal.number(seq))

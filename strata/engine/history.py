@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from strata.diagnostics import fail
 from strata.engine import bookkeeping as B
-from strata.engine.handle import WarehouseHandle
+from strata.engine.handle import MAIN_BRANCH, WarehouseHandle
 
 
 def dumps(value) -> str:
@@ -63,6 +64,8 @@ def append(wh: WarehouseHandle, entry: HistoryEntry) -> HistoryEntry:
     """Append an entry (inside the caller's transaction when there is one). On an
     engine without transactions this one-row INSERT is the publication's commit
     point (bookkeeping.visible)."""
+    if getattr(wh, "history_read", None) is not None:
+        wh.history_read = None  # read before this entry: the history moved on
     entry.seq = int(wh.rows(B.next_seq())[0][0])
     wh.run(B.insert(B.HISTORY, [{
         "seq": entry.seq, "id": entry.id, "kind": entry.kind, "branch": entry.branch,
@@ -131,11 +134,14 @@ def last_good_before(wh: WarehouseHandle, branch: str, seq: int) -> HistoryEntry
 _PAGE = 8  # entries read at a time, newest first (the first page nearly always holds it)
 
 
+BASE_KINDS = ("run", "backfill", "branch")  # a staleness base's: the published but a rollback
+
+
 def last_with_snapshots(wh: WarehouseHandle, branch: str) -> HistoryEntry | None:
     """The staleness base: the newest run or backfill on the branch that published
     snapshots (stage-only runs, rollbacks and failed runs never serve); else what the
     branch was created from."""
-    return _newest_with_snapshots(wh, branch, ("run", "backfill", "branch"))
+    return _newest_with_snapshots(wh, branch, BASE_KINDS)
 
 
 def last_published(wh: WarehouseHandle, branch: str) -> HistoryEntry | None:
@@ -302,20 +308,41 @@ def records(wh: WarehouseHandle, names) -> dict[str, SnapshotRecord]:
     return {r.name: r for r in map(_record, _registry(wh, names=names))}
 
 
-@dataclass
 class Registry:
     """Every visible registry record, read in one query: what a run asks of the
     registry (its base run's records, identity reuse, what a crashed run left behind,
     the snapshots merges and join checks read) without one query per question. Through
     Spark Connect each registry query is a join of three tables costing ~0.5-1 s; a run
-    asked four, and one more per merge and per join check. Valid until the reader
-    writes registry rows (a run: at publication)."""
+    asked four, and one more per merge and per join check. Read when first asked
+    (`later`): a run with nothing to do never asks. Valid until the reader writes
+    registry rows (a run: at publication)."""
 
-    records: list[SnapshotRecord]  # newest first, as `snapshots` lists them
-    by_name: dict[str, SnapshotRecord] = field(init=False, repr=False)
+    def __init__(self, records: list[SnapshotRecord] | None = None, *,
+                 read: Callable[[], list[SnapshotRecord]] | None = None) -> None:
+        self._records = records
+        self._read = read
+        self._by_name: dict[str, SnapshotRecord] | None = None
 
-    def __post_init__(self) -> None:
-        self.by_name = {r.name: r for r in self.records}
+    @classmethod
+    def later(cls, read: Callable[[], list[SnapshotRecord]]) -> Registry:
+        """A registry read by `read` the first time a question needs it."""
+        return cls(read=read)
+
+    @property
+    def was_read(self) -> bool:
+        return self._records is not None
+
+    @property
+    def records(self) -> list[SnapshotRecord]:  # newest first, as `snapshots` lists them
+        if self._records is None:
+            self._records = self._read() if self._read is not None else []
+        return self._records
+
+    @property
+    def by_name(self) -> dict[str, SnapshotRecord]:
+        if self._by_name is None:
+            self._by_name = {r.name: r for r in self.records}
+        return self._by_name
 
     def of(self, names) -> dict[str, SnapshotRecord]:
         """The records of these snapshot names (as `records`)."""
@@ -340,6 +367,12 @@ class Registry:
 
 def read_registry(wh: WarehouseHandle) -> Registry:
     return Registry(snapshots(wh))
+
+
+def registry_later(wh: WarehouseHandle) -> Registry:
+    """The registry, read when a question first needs it (a run with nothing to do
+    asks none)."""
+    return Registry.later(lambda: snapshots(wh))
 
 
 def snapshot(wh: WarehouseHandle, name: str) -> SnapshotRecord | None:
@@ -399,10 +432,66 @@ def quarantined(wh: WarehouseHandle) -> dict[str, Quarantined]:
     query = B.history(kinds=(QUARANTINE,), newest_first=False, columns=(
         B.col("id"), B.col("started_at"), found_by, verdicts))
     for entry_id, started, by, said in wh.rows(query):
-        for name, verdict in json.loads(said or "{}").items():
-            out.setdefault(name, Quarantined(name, verdict["model"], verdict["why"], entry_id,
-                                             by or "", str(started)))
+        _add_verdicts(out, entry_id, str(started), by or "", json.loads(said or "{}"))
     return out
+
+
+def _add_verdicts(out: dict[str, Quarantined], entry_id: str, at: str, found_by: str,
+                  said: dict) -> None:
+    for name, verdict in said.items():
+        out.setdefault(name, Quarantined(name, verdict["model"], verdict["why"], entry_id,
+                                         found_by, at))
+
+
+@dataclass(frozen=True)
+class HistoryRead:
+    """What a command that writes asks of the history before it does, read in one
+    query (bookkeeping.history_read): each branch's newest published entries (a page,
+    newest first: recover's roll-forward target and a run's staleness base are nearly
+    always in it) and every quarantine verdict. On Spark each question was a job of its
+    own. Read by `recover` on opening (every branch) or by the run (its branch), and
+    taken once by the run (publication.take_history_read)."""
+
+    pages: dict[str, list[HistoryEntry]]  # branch -> its newest ROLLBACK_TARGETS entries
+    quarantined: dict[str, Quarantined]
+
+    def published(self, wh: WarehouseHandle, branch: str) -> HistoryEntry | None:
+        """As `last_published`: the newest entry that set the branch's live views."""
+        return self._newest(wh, branch, ROLLBACK_TARGETS)
+
+    def base(self, wh: WarehouseHandle, branch: str) -> HistoryEntry | None:
+        """As `last_with_snapshots`: the branch's staleness base."""
+        return self._newest(wh, branch, BASE_KINDS)
+
+    def _newest(self, wh: WarehouseHandle, branch: str,
+                kinds: tuple[str, ...]) -> HistoryEntry | None:
+        page = self.pages.get(branch, [])
+        found = next((e for e in page if e.kind in kinds and e.snapshots), None)
+        if found is not None or len(page) < _PAGE:  # a short page is the whole history
+            return found
+        return _newest_with_snapshots(wh, branch, kinds)  # past the page: read on
+
+
+def read_history(wh: WarehouseHandle, branch: str | None = None) -> HistoryRead:
+    """The HistoryRead of `branch`, or of every branch (None: what `recover` needs)."""
+    if not wh.has_internal():
+        return HistoryRead({}, {})
+    pages: dict[str, list[HistoryEntry]] = {}
+    verdicts: list[tuple[HistoryEntry, str]] = []
+    for row in wh.rows(B.history_read(kinds=ROLLBACK_TARGETS, page=_PAGE,
+                                      verdicts=QUARANTINE, branch=branch,
+                                      main=MAIN_BRANCH)):
+        entry = _load(row)
+        if entry.kind == QUARANTINE:
+            verdicts.append((entry, str(row[2])))
+        else:
+            pages.setdefault(entry.branch, []).append(entry)
+    quarantined: dict[str, Quarantined] = {}
+    for entry, at in sorted(verdicts, key=lambda found: found[0].seq):
+        _add_verdicts(quarantined, entry.id, at, entry.details.get("found_by") or "",
+                      entry.details.get("quarantined") or {})
+    return HistoryRead({b: sorted(page, key=lambda e: -e.seq) for b, page in pages.items()},
+                       quarantined)
 
 
 def quarantine_entry(entry_id: str, at: str, found_by: str,

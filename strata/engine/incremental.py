@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,7 +28,7 @@ from strata.engine.pins.checks import check_pins
 from strata.engine.pins.results import CheckLog
 from strata.engine.publication import adapter_of
 from strata.engine.records import make_record
-from strata.engine.sources import Split
+from strata.engine.sources import SourceHash, Split
 from strata.engine.warehouse import Warehouse
 from strata.plan import PinSpec, Plan, RelationRef
 from strata.semantics.module import Module
@@ -70,6 +70,7 @@ class Building(Protocol):
     verified: dict[str, list[str]]  # model -> the pins its snapshot passed
     moved: dict[str, str]  # model -> why its source change forbids a merge
     settled: dict[str, Split]  # model -> its drift hash from the source scan
+    source_hashes: dict[str, SourceHash]  # source -> its row hash from the fingerprint
     clock: RunClock  # the run's date and time (a history's valid_from / valid_to)
 
     def relations(self, ref: RelationRef, alias: str | None) -> exp.Expression: ...
@@ -295,7 +296,7 @@ def _shown(lookback) -> str:
 
 
 def sources_moved(module: Module, previous: dict[str, H.SnapshotRecord],
-                  relations_read: dict[str, dict[str, str] | None],
+                  relations_read: Mapping[str, dict[str, str] | None],
                   relation_text: Callable[[str], str]) -> dict[str, str]:
     """model -> why it is computed in full, for the models about to merge onto their
     `previous` snapshot whose sources now read another relation. Decided before the
@@ -424,7 +425,8 @@ def build_layer(build: Building, plan: Plan, code_fp: str, merge: Merge, result:
     if inc.strategy == "upsert" and delta_hash.count and needed:
         replaced = replaced_rows_hash(ad, names, inc.merge_keys, [base, *layers], layer,
                                       deleted, key_match(ad, columns))
-    drift = detect_drift(build, plan, merge, names, prev_hash.minus(replaced))
+    drift = detect_drift(build, plan, merge, names, prev_hash.minus(replaced),
+                         (columns, delta_hash))
     if drift is not None and _drifted(build, plan, drift, layer, result):
         return build.full(plan, code_fp, result, log)
     if kept_hash.count == 0 and replaced.count == 0:
@@ -582,7 +584,8 @@ def _split(ad: Adapter, plan: Plan, previous: H.SnapshotRecord) -> Split | None:
 
 
 def detect_drift(build: Building, plan: Plan, merge: Merge, names: list[str],
-                 expected: RowHash) -> Drift | None:
+                 expected: RowHash,
+                 layer: tuple[list[tuple[str, str]], RowHash] | None = None) -> Drift | None:
     """Does the full result, at or below the boundary, still hold exactly the rows the
     previous snapshot holds there (`expected`: all of it for append; for upsert, less
     the rows whose keys the delta brings again)? Both sides are order-independent row
@@ -591,7 +594,8 @@ def detect_drift(build: Building, plan: Plan, merge: Merge, names: list[str],
     exactly when they are equal: the delta is the rest of the full result.
     For append, unequal hashes are told apart by one more query: rows the source holds
     and the log does not (drift) or only logged rows the source dropped (not drift).
-    None when they are equal, or on_drift is `ignore`."""
+    None when they are equal, or on_drift is `ignore`. `layer`: the delta layer's
+    columns (with engine types) and row hash, when it was just built."""
     inc = plan.incremental
     if inc.on_drift == "ignore":
         return None
@@ -600,7 +604,8 @@ def detect_drift(build: Building, plan: Plan, merge: Merge, names: list[str],
             scanned.boundary == merge.boundary and type(scanned.boundary) is type(merge.boundary):
         now = scanned.found  # hashed in the source fingerprint's scan
     else:
-        now = build.ad.row_hash(_settled(build, plan, merge), names)
+        now = (_settled_less_layer(build, plan, merge, names, layer)
+               or build.ad.row_hash(_settled(build, plan, merge), names))
     if now == expected:
         return None
     drift = Drift(merge.boundary, now.count, expected.count, inc.on_drift, inc.strategy)
@@ -616,6 +621,33 @@ def detect_drift(build: Building, plan: Plan, merge: Merge, names: list[str],
                    f"`{refresh_command(build, plan.model)}` recomputes it; "
                    "`on_drift: recompute` does so by itself; nothing was published")
     return drift
+
+
+def _settled_less_layer(build: Building, plan: Plan, merge: Merge, names: list[str],
+                        layer: tuple[list[tuple[str, str]], RowHash] | None
+                        ) -> RowHash | None:
+    """The settled rows' hash without reading them: a model that passes its one
+    source's declared columns through, in order, filtering nothing, holds every source
+    row, so its rows at or below the boundary are the source's less those past it,
+    which are exactly the delta layer just built (`cdc > boundary`): the hash the
+    fingerprint read less the layer's. Only where the fingerprint was hashed on this
+    engine this run and the layer's columns have the source's engine types (the same
+    per-row hash); None otherwise (then the settled rows are scanned: PostgreSQL
+    spent as long on that scan as on the fingerprint, 0.67 s at 1e6 rows)."""
+    read = plan.reads[0]
+    if layer is None or read.kind != "source" or read.name not in build.source_hashes:
+        return None
+    source = build.source_hashes[read.name]
+    columns, delta = layer
+    declared = [n for n, _ in source.columns]
+    if names != declared or [tuple(c) for c in columns] != list(source.columns):
+        return None
+    rows = settled_rows(plan, lit(merge.boundary))
+    if rows is None or rows.filters or [
+            r.name if isinstance(r, exp.Column) and r.table == rows.alias else None
+            for r in rows.rows] != declared:
+        return None
+    return source.rows.minus(delta)
 
 
 def _settled(build: Building, plan: Plan, merge: Merge) -> exp.Subquery:

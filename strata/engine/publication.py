@@ -24,7 +24,7 @@ from __future__ import annotations
 from strata.engine import history as H
 from strata.engine import staleness
 from strata.engine.adapters.base import Adapter
-from strata.engine.branches import list_branches, live_snapshots, switch_views
+from strata.engine.branches import live_snapshots, switch_views
 from strata.engine.environment import crash_point, env_seconds
 
 
@@ -50,7 +50,6 @@ def adapter_of(wh) -> Adapter:
 def publish(wh, entry: H.HistoryEntry, records: list[H.SnapshotRecord],
             snapshots: dict[str, str], live: dict[str, str], removed: dict[str, str]) -> None:
     """Publish a run: atomically where the engine can, else by its commit point."""
-    forget_recovered(wh)  # the history moves on: a base read before is stale
     if adapter_of(wh).transactional:
         atomic(wh, entry, records, snapshots, live, removed)
     else:
@@ -106,16 +105,18 @@ def recover(wh) -> dict[str, list[str]]:
     """Roll the live views forward to the newest published entry of each branch, where
     a crash between a commit point and the end of its view switch left them behind
     (branch -> the models whose views moved). Nothing to do where publication is one
-    transaction: the views cannot lag behind the history there."""
+    transaction: the views cannot lag behind the history there. The history read it
+    takes (every branch's newest entries and the quarantine verdicts, one query) is
+    kept on the warehouse for the run that follows (take_history_read)."""
     publish_timeout()  # a bad value is E084 at once, not after the build
     if adapter_of(wh).transactional or getattr(wh, "read_only", False):
         return {}
+    read = H.read_history(wh)  # main's and every listed branch's
+    if hasattr(wh, "history_read"):
+        wh.history_read = read
     moved: dict[str, list[str]] = {}
-    kept = getattr(wh, "recovered", None)
-    for branch in [b["name"] for b in list_branches(wh)]:
-        entry = H.last_published(wh, branch)  # a rollback sets views too
-        if kept is not None:
-            kept[branch] = entry
+    for branch in read.pages:
+        entry = read.published(wh, branch)  # a rollback sets views too
         if entry is None:
             continue
         live = live_snapshots(wh, branch)
@@ -130,28 +131,12 @@ def recover(wh) -> dict[str, list[str]]:
     return moved
 
 
-# The kinds a run's staleness base is taken from (history.last_with_snapshots): the
-# published kinds but a rollback.
-_BASE_KINDS = ("run", "backfill", "branch")
-
-
-def recovered_base(wh, branch: str) -> tuple[bool, H.HistoryEntry | None]:
-    """(known, base): the run's staleness base as `recover` found it on opening,
-    without reading the history again (on Spark Connect a read is a job on the server).
-    The newest published entry is the newest with snapshots of a run, backfill, rollback
-    or branch; unless it is a rollback, it is also the newest of a run, backfill or
-    branch, which is the base. Taken once: a second run in the same command, or one
-    that starts over, reads the history afresh. (False, None) when unknown."""
-    kept = getattr(wh, "recovered", None)
-    if not kept or branch not in kept:
-        return False, None
-    entry = kept.pop(branch)
-    if entry is not None and entry.kind not in _BASE_KINDS:
-        return False, None
-    return True, entry
-
-
-def forget_recovered(wh) -> None:
-    kept = getattr(wh, "recovered", None)
-    if kept:
-        kept.clear()
+def take_history_read(wh) -> H.HistoryRead | None:
+    """The history as `recover` read it on opening, for the run that follows instead
+    of reading it again (on Spark a read is a job). Taken once: a second run in the
+    same command, or one that starts over, reads the history afresh; and gone once
+    anything is appended to the history (history.append)."""
+    read = getattr(wh, "history_read", None)
+    if read is not None:
+        wh.history_read = None
+    return read

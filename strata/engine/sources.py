@@ -315,19 +315,38 @@ class Split:
     found: RowHash | None = None
 
 
+@dataclass(frozen=True)
+class SourceHash:
+    """A source's row hash over its declared columns, as this run's fingerprint read
+    it on the warehouse's engine (not a file hashed elsewhere), with the engine types
+    of those columns: drift detection takes a passthrough model's settled rows as it
+    less the rows past the watermark (incremental.detect_drift), instead of a scan."""
+
+    rows: RowHash
+    columns: tuple[tuple[str, str], ...]
+
+
 def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
                         schema: list[tuple[str, str]],
                         splits: list[Split] | None = None) -> tuple[str, int]:
     """The fingerprint and the number of rows it read; each of `splits` gets its
     rows' hash too (a query that fails with them is run without: the fingerprint
     must not fail because of what detection asks for)."""
+    fp, rows, _ = engine_fingerprint(con, src, binding, schema, splits)
+    return fp, rows
+
+
+def engine_fingerprint(con, src: SourceInfo, binding: SourceBinding,
+                       schema: list[tuple[str, str]], splits: list[Split] | None = None
+                       ) -> tuple[str, int, SourceHash | None]:
+    """`counted_fingerprint`, and the source's row hash where the engine read it."""
     ad = _as_adapter(con)
     reference = reference_reader(ad, src, binding)
     if reference is not None:  # a file: fingerprinted as DuckDB reads it, on any engine
         plain = SourceBinding(binding.name, binding.relation, binding.shown, binding.override)
         try:
-            return counted_fingerprint(reference, src, plain,
-                                       _describe(reference, plain.relation))
+            return (*counted_fingerprint(reference, src, plain,
+                                         _describe(reference, plain.relation)), None)
         finally:
             reference.close()
     binding = in_place(ad, src, binding)
@@ -336,7 +355,7 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
         try:
             # the folded scan is DuckDB text (folds_split_scans), on its connection
             rows = _split_scan(ad.con, relation_sql(binding), declared, splits)
-            return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
+            return _hashed(rows, schema, declared)
         except ad.engine_errors():
             for split in splits:
                 split.found = None
@@ -353,7 +372,15 @@ def counted_fingerprint(con, src: SourceInfo, binding: SourceBinding,
         raise ad.file_failure(err) or fail(
             "E071", f"source `{src.name}`: cannot read `{binding.shown}`: "
             f"{_first_line(err)}", src.decl.span) from None
-    return rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count
+    return _hashed(rows, schema, declared)
+
+
+def _hashed(rows: RowHash, schema: list[tuple[str, str]],
+            declared: list[str]) -> tuple[str, int, SourceHash]:
+    types = dict(schema)
+    columns = tuple((n, types.get(n, "")) for n in declared)
+    return (rows.digest([(n, t) for n, t in schema if n in set(declared)]), rows.count,
+            SourceHash(rows, columns))
 
 
 @dataclass(frozen=True)
@@ -369,6 +396,7 @@ class Prepared:
     rows: int
     hashed: bool
     recorded: Recorded | None
+    engine_hash: SourceHash | None = None  # where the engine hashed it this run
 
 
 def prepare(ad: Adapter, src: SourceInfo, binding: SourceBinding,
@@ -388,9 +416,9 @@ def prepare(ad: Adapter, src: SourceInfo, binding: SourceBinding,
         key = _hash_key(ad, src, binding, schema)
         if known is not None and not splits and _proven(known, marker, key):
             return Prepared(binding, schema, known.fingerprint, known.rows, False, known)
-        fp, rows = counted_fingerprint(ad, src, binding, schema, splits)
+        fp, rows, engine_hash = engine_fingerprint(ad, src, binding, schema, splits)
         recorded = _record(ad, src, binding, marker, key, fp, rows)
-        return Prepared(binding, schema, fp, rows, True, recorded)
+        return Prepared(binding, schema, fp, rows, True, recorded, engine_hash)
     try:  # the same reads check_contract and counted_fingerprint do for such a file
         schema = check_contract(local, src, binding)
         key = _hash_key(local, src, binding, schema)

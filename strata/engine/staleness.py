@@ -12,12 +12,15 @@ from strata.semantics.module import Module
 
 def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
                  source_fps: dict[str, str], base: H.HistoryEntry | None,
-                 live: dict[str, str], registry: H.Registry) -> dict[str, str]:
-    """model -> why it must be rebuilt. Empty means nothing to do."""
+                 live: dict[str, str], registry: H.Registry,
+                 standing: frozenset[str] = frozenset()) -> dict[str, str]:
+    """model -> why it must be rebuilt. Empty means nothing to do. `standing`: base
+    snapshots whose object the internal schema still holds; gc drops a snapshot's
+    objects before (or in the transaction where) it records the collection, so one
+    standing was not collected, and the registry is not asked about it."""
     if base is None:
         return {m: "never built on this branch" for m in closure}
     changed = {s for s, fp in source_fps.items() if base.source_fingerprints.get(s) != fp}
-    records = registry.of(base.snapshots.values())
     clock = clock_changes(module, closure, source_fps, base) if changed else {}
     reasons: dict[str, str] = {}
     for name in closure:
@@ -34,8 +37,8 @@ def stale_models(module: Module, closure: list[str], code_fps: dict[str, str],
                 reason = clock[name]
             elif live.get(name) != base.snapshots[name]:
                 reason = "live view differs from the last run"
-            else:
-                record = records.get(base.snapshots[name])
+            elif base.snapshots[name] not in standing:
+                record = registry.by_name.get(base.snapshots[name])
                 if record is None or record.collected_at is not None:
                     reason = "its last snapshot was collected"
         if reason:

@@ -20,8 +20,9 @@ import os
 import stat
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 from sqlglot import exp
@@ -38,6 +39,9 @@ from strata.engine.handle import MAIN_BRANCH
 from strata.engine.locations import DuckDBFile, Location, parse_location
 from strata.engine.publication import recover
 from strata.textsafe import escape_unprintable
+
+if TYPE_CHECKING:
+    from strata.engine.history import HistoryRead
 
 _HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
 # the bookkeeping layout (bookkeeping.TABLES); version 1 (DuckDB files written before
@@ -98,10 +102,10 @@ class Warehouse:
     adapter: Adapter | None = None
     label: str = ""
     location: Location | None = None
-    # branch -> its newest published entry as `recover` read it on opening (None: no
-    # entry), for the run that follows to take as its base instead of reading the
-    # history again (publication.recovered_base); taken once
-    recovered: dict = field(default_factory=dict)
+    # the history as `recover` read it on opening (every branch's newest entries, the
+    # quarantine verdicts), for the run that follows to take instead of reading it
+    # again (publication.take_history_read); taken once, gone when an entry is appended
+    history_read: HistoryRead | None = None
 
     def __post_init__(self) -> None:
         if self.adapter is None:  # a DuckDB connection: its adapter wraps it

@@ -62,6 +62,7 @@ class PostgresAdapter(Adapter):
     extra = "postgres"
     transactional = True
     hash_sum_type = "NUMERIC"  # unbounded: a sum of BIGINT hashes never overflows it
+    sums_bigint_exactly = True  # SUM(bigint) is NUMERIC: the same sum, no cast a row
 
     def __init__(self, location: PostgresURL, con: Any, schema: str = INTERNAL):
         super().__init__(location.redacted())

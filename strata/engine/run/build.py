@@ -117,6 +117,7 @@ class _Builder:
         self.bindings, self.canonical = plan.sources.bindings, state.canonical
         self.base, self.live, self.quarantined = state.base, state.live, state.quarantined
         self.moved, self.settled = plan.moved, plan.sources.settled
+        self.source_hashes = plan.sources.hashes
         self.base_records, self.content = plan.base_records, plan.content
         self.damaged_content = plan.damaged_content
         self.reasons, self.base_snaps = dict(plan.reasons), plan.base_snaps

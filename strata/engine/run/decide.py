@@ -1,6 +1,7 @@
 """Stage 2 of a run: decide what to build and why, and the run id. Pure over what
-observe.py read (no engine, no warehouse): tests/test_decide.py builds its inputs
-as values."""
+observe.py read (no engine, no warehouse; the registry is read the first time a
+question needs it, and a run with nothing to do asks none): tests/test_decide.py
+builds its inputs as values."""
 
 from __future__ import annotations
 
@@ -96,19 +97,23 @@ def _keeps_histories(module: Module, registry: H.Registry, opts: RunOptions,
     snapshots; `--reset-history` starts them over."""
     for name in closure:
         inc = module.plan(name).incremental
-        if inc is None or inc.strategy != "history" or not incremental.holds_history(
-                registry.by_name.get(live.get(name, ""))):
-            continue
-        span = module.models[name].decl.name_span
         named = opts.full_refresh and opts.full_refresh_models is not None \
             and name in opts.full_refresh_models
+        recomputed = opts.backfill_of is not None and opts.rebuild is not None \
+            and name in opts.rebuild
+        # the registry only where a history could be lost (a no-op need not read it)
+        if inc is None or inc.strategy != "history" or not (
+                (named and not opts.reset_history) or recomputed) \
+                or not incremental.holds_history(registry.by_name.get(live.get(name, ""))):
+            continue
+        span = module.models[name].decl.name_span
         if named and not opts.reset_history:
             raise fail("E212", f"--full-refresh would start the history of `{name}` over",
                        span, "its past versions are in no source, so a full refresh loses "
                        "them: leave it out of `--models` (a `--full-refresh` of the whole "
                        "module keeps merging it), or add `--reset-history` to start it "
                        "over (earlier runs' snapshots keep the old versions until gc)")
-        if opts.backfill_of is not None and opts.rebuild is not None and name in opts.rebuild:
+        if recomputed:
             raise fail("E213", f"a backfill cannot recompute the history of `{name}`", span,
                        f"a history records what the model gave at each run; run {opts.backfill_of}"
                        "'s versions cannot be corrected afterwards: leave it and the models "
@@ -126,7 +131,7 @@ def _reasons(module: Module, registry: H.Registry, opts: RunOptions, state: Obse
     if not opts.only_stale:
         return {m: "selected" for m in closure}
     reasons = staleness.stale_models(module, closure, state.code_fps, source_fps,
-                                     state.base, state.live, registry)
+                                     state.base, state.live, registry, state.standing)
     damaged = staleness.quarantined_models(closure, state.base, state.live,
                                            state.quarantined)
     reasons.update({m: why for m, why in damaged.items() if m not in reasons})

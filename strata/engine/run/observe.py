@@ -1,6 +1,7 @@
 """Stage 1 of a run: read what the decision needs, and nothing else. The sources are
 checked and fingerprinted (drift detection rides that scan), the module's code
-fingerprinted, the registry, the history base and the live views read once; the
+fingerprinted, the history (base and quarantine verdicts: one read) and the live views
+read once, the registry the first time a question needs it (a no-op asks none); the
 decision (decide.py) is then pure over these values.
 
 Writes nothing but what a failure needs to say early: E091 (names the engine would
@@ -10,6 +11,7 @@ here, before any work, in that order."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from strata.clock import now, now_text
@@ -26,9 +28,9 @@ from strata.engine.fingerprints import (
     reusable_code_fingerprints,
 )
 from strata.engine.markers import Recorded, recorded_of
-from strata.engine.publication import adapter_of, recovered_base
+from strata.engine.publication import adapter_of, take_history_read
 from strata.engine.run.options import RunOptions
-from strata.engine.sources import SourceBinding, Split, bind_source, prepare
+from strata.engine.sources import SourceBinding, SourceHash, Split, bind_source, prepare
 from strata.engine.warehouse import Warehouse
 from strata.semantics.module import Module
 from strata.sqlgen.clock import RunClock
@@ -48,6 +50,8 @@ class SourcesRead:
     recorded: dict[str, Recorded] = field(default_factory=dict)
     # source -> "hashed" (its rows read) or "unchanged" (its marker proved it)
     reads: dict[str, str] = field(default_factory=dict)
+    # source -> its row hash as the engine read it for this run's fingerprint
+    hashes: dict[str, SourceHash] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,13 +72,18 @@ class Observed:
     live: dict[str, str]  # model -> the snapshot its live view shows now
     removed: dict[str, str]  # model -> snapshot, for views of models gone from the module
     # run id -> {source: relation} that run read, for the snapshots merges would read
-    relations_read: dict[str, dict[str, str] | None]
+    # (read when first asked: only a run with something to merge asks)
+    relations_read: Mapping[str, dict[str, str] | None]
     published: list[H.HistoryEntry] | None  # the branch's entries (skip_if_published)
+    # the base's snapshots the live views read whose objects stand (never collected):
+    # staleness need not ask the registry about them
+    standing: frozenset[str] = frozenset()
 
 
 def observe(module: Module, wh: Warehouse,
             opts: RunOptions) -> tuple[Observed, H.Registry, SourcesRead]:
-    """What the run read: its state, the registry (one query) and its sources."""
+    """What the run read: its state, the registry (one query, when first asked) and
+    its sources."""
     started = time.perf_counter()
     clock = opts.clock or RunClock(now())
     started_at = now_text()
@@ -85,13 +94,13 @@ def observe(module: Module, wh: Warehouse,
     closure = [m for m in module.order if m in wanted]
     check_models(module, closure, ad.dialect, _canonical_relation)  # E091, nothing built
     ensure_branch(wh, opts.branch)
-    # snapshots verify (or a run) found damaged: never reused, kept or merged onto
-    quarantined = H.quarantined(wh)
-    registry = H.read_registry(wh)
+    # one history read (recover's on opening, else this branch's): the staleness base,
+    # and the snapshots verify (or a run) found damaged: never reused, kept or merged onto
+    read = take_history_read(wh) or H.read_history(wh, opts.branch)
+    quarantined = read.quarantined
+    base = read.base(wh, opts.branch)
+    registry = H.registry_later(wh)  # read once a question needs it: a no-op asks none
     live = live_snapshots(wh, opts.branch)
-    known, base = recovered_base(wh, opts.branch)
-    if not known:
-        base = H.last_with_snapshots(wh, opts.branch)
     sources = _read_sources(ad, module, closure, opts, live, registry, quarantined,
                             recorded_of(base.source_markers) if base else {})
     crash_point("after_fingerprints")
@@ -106,9 +115,45 @@ def observe(module: Module, wh: Warehouse,
     state = Observed(
         started, started_at, clock, selection, closure, code_key, code_fps, canonical,
         quarantined, base, live, removed,
-        _relations_read(wh, module, closure, opts, live, registry, quarantined),
-        H.entries(wh, opts.branch) if opts.skip_if_published else None)
+        ReadLater(lambda: _relations_read(wh, module, closure, opts, live, registry,
+                                          quarantined)),
+        H.entries(wh, opts.branch) if opts.skip_if_published else None,
+        _standing(wh, base, live) if opts.only_stale else frozenset())
     return state, registry, sources
+
+
+class ReadLater(Mapping):
+    """A mapping read from the warehouse the first time it is asked: what only a run
+    with work to do needs (a no-op on Spark saved a job per read)."""
+
+    def __init__(self, read: Callable[[], dict]) -> None:
+        self._read, self._found = read, None
+
+    def _values(self) -> dict:
+        if self._found is None:
+            self._found = self._read()
+        return self._found
+
+    def __getitem__(self, key):
+        return self._values()[key]
+
+    def __iter__(self):
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+
+def _standing(wh: Warehouse, base: H.HistoryEntry | None,
+              live: dict[str, str]) -> frozenset[str]:
+    """The base's snapshots that live views read and whose objects the internal schema
+    holds: gc never collects a snapshot a live view reads, and drops a snapshot's
+    objects before (or with) recording its collection. One catalogue listing (on Spark
+    the command's, listed already), not a registry query."""
+    kept = {s for m, s in (base.snapshots.items() if base else ()) if live.get(m) == s}
+    if not kept:
+        return frozenset()
+    return frozenset(kept & set(wh.internal_objects()))
 
 
 def publishes_whole(opts: RunOptions) -> bool:
@@ -129,6 +174,7 @@ def _read_sources(ad: Adapter, module: Module, closure: list[str], opts: RunOpti
     rows: dict[str, int] = {}
     recorded: dict[str, Recorded] = {}
     reads: dict[str, str] = {}
+    hashes: dict[str, SourceHash] = {}
     # drift detection rides the fingerprint's scan
     splits = incremental.scan_splits(ad, module, closure, opts, live, registry, quarantined)
     for name in names:
@@ -143,9 +189,11 @@ def _read_sources(ad: Adapter, module: Module, closure: list[str], opts: RunOpti
             fps[name] = opts.source_fingerprints[name]
         else:
             fps[name], rows[name] = found.fingerprint, found.rows
+            if found.engine_hash is not None:
+                hashes[name] = found.engine_hash
     settled = {s.model: s for found in splits.values() for s in found}
     return SourcesRead(bindings, fps, rows, settled, time.perf_counter() - t0, recorded,
-                       reads)
+                       reads, hashes)
 
 
 def _code_fingerprints(module: Module, closure: list[str], opts: RunOptions, key: str,

@@ -10,6 +10,8 @@ Derby metastore is only ever opened by the Spark version of the tool that uses i
 The session is the one `strata -o spark:DIR` opens (strata/engine/adapters/spark.py,
 local_session): Hive catalog in DIR/metastore_db, tables in DIR/warehouse, local[2],
 2 shuffle partitions, UTC; dbt's and SQLMesh's configs in run.py name the same.
+`strata-sc`'s warehouse is held by its Spark Connect server: run.py sends the same
+load, change and query statements through that server instead.
 """
 
 from __future__ import annotations

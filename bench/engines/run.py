@@ -61,6 +61,8 @@ TOOLS = ["dbt", "sqlmesh", "strata", "strata-sc", "raw"]
 
 
 def _asked_tools(argv: list[str]) -> list[str]:
+    if argv[:1] == ["--rerender"]:  # a report from saved samples: no tool runs
+        return []
     for i, arg in enumerate(argv):
         if arg == "--tools" and i + 1 < len(argv):
             return argv[i + 1].split(",")
@@ -999,15 +1001,16 @@ ENGINE_NOTES = {
         "`strata -o spark:DIR` opens (dbt's `server_side_parameters` and SQLMesh's `config` "
         "name the same settings). dbt: dbt-spark, `method: session`, `threads`. SQLMesh: a "
         "`spark` connection with `concurrent_tasks` (its state in a DuckDB file: SQLMesh "
-        "does not keep state on Spark). Strata (sc://): the same Strata project with `-o "
-        "sc://127.0.0.1:PORT`, through a Spark Connect server (pyspark's "
-        "`start-connect-server.sh`, the same settings and warehouse layout, a folder of its "
-        "own) that the harness starts before the tool's first step and keeps warm until its "
-        "last: the server's start-up is **not** in its cells (every `spark:DIR` cell "
-        "includes a JVM start); the harness's own loads, changes and checks go through that "
-        "server too. A source change rewrites the table (Spark cannot "
+        "does not keep state on Spark). A source change rewrites the table (Spark cannot "
         "UPDATE a parquet table; Delta's jars come from Maven, unreachable offline)."),
 }
+SC_NOTE = (
+    " Strata (sc://): the same Strata project with `-o sc://127.0.0.1:PORT`, through a "
+    "Spark Connect server (pyspark's `start-connect-server.sh`, the same settings and "
+    "warehouse layout, a folder of its own) that the harness starts before the tool's "
+    "first step and keeps warm until its last: the server's start-up is **not** in its "
+    "cells (every `spark:DIR` cell includes a JVM start); the harness's own loads, "
+    "changes and checks go through that server too.")
 
 
 def render(data: dict) -> str:
@@ -1070,7 +1073,8 @@ def render_section(sec: dict) -> list[str]:
         + (" — **quick smoke-test sizes, not the real benchmark**." if sec["quick"] else "."),
         "",
         f"- Machine: {sec['machine']}; one process at a time.",
-        f"- Engine: {sec['label']} {sec['engine_version']}. {ENGINE_NOTES[sec['engine']]}",
+        f"- Engine: {sec['label']} {sec['engine_version']}. {ENGINE_NOTES[sec['engine']]}"
+        + (SC_NOTE if "strata-sc" in tools else ""),
         (f"- Concurrency: every tool at {w}: dbt `threads: {w}`, SQLMesh `concurrent_tasks: "
          f"{w}`, Strata `run --workers {w}`; {labs['raw']} is the floor: the same CREATE "
          "TABLE ... AS statements one after another on one connection (session)."),

@@ -542,8 +542,11 @@ class SparkConnectServer:
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
 
 
-def _connect_server_command(root: Path, port: int, short_lived: bool = False
+def _connect_server_command(root: Path, port: int, short_lived: bool = False,
+                            conf: dict[str, str] | None = None
                             ) -> tuple[list[str], dict[str, str]]:
+    """spark-submit's command for a server on `port` in `root`; `conf` overrides the
+    tests' settings (bench/engines/run.py: the same session as `spark:DIR`)."""
     import pyspark
 
     home = Path(pyspark.__file__).parent
@@ -555,21 +558,21 @@ def _connect_server_command(root: Path, port: int, short_lived: bool = False
     for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED"):
         env.pop(name, None)
     metastore = f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
-    conf = {"spark.connect.grpc.binding.port": str(port),
-            "spark.connect.grpc.binding.address": "127.0.0.1",
-            "spark.ui.enabled": "false",
-            "spark.sql.catalogImplementation": "hive",
-            "spark.sql.warehouse.dir": str(root / "warehouse"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL": metastore,
-            "spark.sql.session.timeZone": "UTC",
-            "spark.sql.shuffle.partitions": "2",
-            "spark.driver.memory": "1g",
-            # as the local session (start_spark): the tests' tables are tiny, where
-            # adaptive re-planning and compiling whole stages cost more than they save
-            "spark.sql.adaptive.enabled": "false",
-            "spark.sql.codegen.wholeStage": "false"}
+    settings = {"spark.connect.grpc.binding.port": str(port),
+                "spark.connect.grpc.binding.address": "127.0.0.1",
+                "spark.ui.enabled": "false",
+                "spark.sql.catalogImplementation": "hive",
+                "spark.sql.warehouse.dir": str(root / "warehouse"),
+                "spark.hadoop.javax.jdo.option.ConnectionURL": metastore,
+                "spark.sql.session.timeZone": "UTC",
+                "spark.sql.shuffle.partitions": "2",
+                "spark.driver.memory": "1g",
+                # as the local session (start_spark): the tests' tables are tiny, where
+                # adaptive re-planning and compiling whole stages cost more than they save
+                "spark.sql.adaptive.enabled": "false",
+                "spark.sql.codegen.wholeStage": "false", **(conf or {})}
     cmd = [str(script), "--wait", "--master", "local[2]"]
-    for key, value in conf.items():
+    for key, value in settings.items():
         cmd += ["--conf", f"{key}={value}"]
     java = f"-Duser.timezone=UTC -Dderby.system.home={root}"
     cmd += ["--driver-java-options", f"{java} {SHORT_LIVED_JVM}" if short_lived else java]
@@ -593,11 +596,13 @@ def connect_client(url: str) -> Any:
 
 
 def start_spark_connect(seconds: float = 180, root: Path | None = None,
-                        short_lived: bool = False) -> SparkConnectServer:
+                        short_lived: bool = False, conf: dict[str, str] | None = None
+                        ) -> SparkConnectServer:
     """A Spark Connect server on a free localhost port, its catalog in a temporary
     directory, or in `root`: a `spark:DIR` warehouse's folder (its Derby metastore and
     tables), kept when the server stops. Returns once a client's first query is
-    answered. `short_lived`: a server for a few statements (SHORT_LIVED_JVM)."""
+    answered. `short_lived`: a server for a few statements (SHORT_LIVED_JVM); `conf`:
+    Spark settings over the tests' own."""
     try:
         import grpc  # noqa: F401  (the Connect client's transport)
         import pyspark  # noqa: F401
@@ -608,7 +613,7 @@ def start_spark_connect(seconds: float = 180, root: Path | None = None,
     owns_root = root is None
     root = Path(tempfile.mkdtemp(prefix="strata-sc-")) if root is None else root
     port = free_port()
-    cmd, env = _connect_server_command(root, port, short_lived)
+    cmd, env = _connect_server_command(root, port, short_lived, conf)
     with open(root / "server.out", "wb") as out:
         process = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True)

@@ -6,7 +6,9 @@ another on one connection / one Spark session):
 
     PostgreSQL  Strata `run -o postgresql://...`, dbt-postgres, SQLMesh's postgres gateway
     Spark       Strata `run -o spark:DIR`, dbt-spark (method: session), SQLMesh's spark
-                connection; every tool's warehouse is a local Hive catalog in a DIR of its own
+                connection; every tool's warehouse is a local Hive catalog in a DIR of its own;
+                and `strata-sc`: Strata `run -o sc://...` through a Spark Connect server the
+                harness starts on its own warehouse folder and keeps warm across its steps
 
 One command:
 
@@ -55,12 +57,30 @@ VENVS = HERE / ".venvs"
 BENCH_PY = VENVS / "strata" / "bin" / "python"
 
 
+TOOLS = ["dbt", "sqlmesh", "strata", "strata-sc", "raw"]
+
+
+def _asked_tools(argv: list[str]) -> list[str]:
+    if argv[:1] == ["--rerender"]:  # a report from saved samples: no tool runs
+        return []
+    for i, arg in enumerate(argv):
+        if arg == "--tools" and i + 1 < len(argv):
+            return argv[i + 1].split(",")
+        if arg.startswith("--tools="):
+            return arg.split("=", 1)[1].split(",")
+    return TOOLS
+
+
 def _bootstrap() -> None:
-    """Make sure the venvs exist and run inside the Strata venv (psycopg, duckdb)."""
-    need = not all((VENVS / v / "bin" / "python").exists() for v in ("dbt", "sqlmesh", "strata"))
+    """Make sure the venvs of the tools asked for exist and run inside the Strata venv
+    (psycopg, duckdb)."""
+    peer_venvs = [v for v in ("dbt", "sqlmesh") if v in _asked_tools(sys.argv[1:])]
+    need = not all((VENVS / v / "bin" / "python").exists() for v in (*peer_venvs, "strata"))
     if need and "--no-setup" not in sys.argv:
-        print("== setting up the benchmark venvs (bench/engines/setup.sh --spark)", flush=True)
-        subprocess.run(["bash", str(HERE / "setup.sh"), "--spark"], check=True)
+        setup = ["bash", str(HERE / "setup.sh"), "--spark"] + ([] if peer_venvs
+                                                             else ["--strata-only"])
+        print(f"== setting up the benchmark venvs ({' '.join(setup[1:])})", flush=True)
+        subprocess.run(setup, check=True)
     if Path(sys.prefix).resolve() != (VENVS / "strata").resolve():
         os.execv(str(BENCH_PY), [str(BENCH_PY), str(Path(__file__).resolve()), *sys.argv[1:]])
 
@@ -85,7 +105,6 @@ import spark_ops
 
 Sample, Cell, Row, Runner = peers.Sample, peers.Cell, peers.Row, peers.Runner
 
-TOOLS = ["dbt", "sqlmesh", "strata", "raw"]
 WORKERS = 4
 MODEL_SCHEMA = "main"  # dbt's target schema and the raw floor's (as in bench/peers)
 Cmd = tuple[list[str], Path, dict[str, str]]
@@ -126,6 +145,12 @@ class Engine:
 
     def describe_text(self, text: str) -> str:
         return text
+
+    def runs_tool(self, tool: str) -> bool:
+        return tool != "strata-sc"  # Spark Connect: Spark only
+
+    def release(self, dbs: dict[str, str]) -> None:
+        """A scenario's repetition is over: let go of what its warehouses hold."""
 
 
 class Postgres(Engine):
@@ -301,6 +326,59 @@ class Spark(Engine):
     def __init__(self, work: Path) -> None:
         self.root = work / "spark"
         self.parquet: dict[int, Path] = {}
+        self.servers: dict[str, object] = {}  # strata-sc's warehouse folder -> its server
+
+    def runs_tool(self, tool: str) -> bool:
+        return True
+
+    def serve(self, where: str):
+        """A Spark Connect server on the warehouse folder WHERE (its Derby metastore and
+        tables, the layout of `spark:DIR`; the folder is kept when it stops), with the
+        session settings of `spark:DIR` (spark_ops.spark_conf; Spark's defaults for
+        what the tests' servers turn off): tests/real_engines.py's server. Untimed."""
+        sys.path.insert(0, str(REPO / "tests"))
+        from real_engines import start_spark_connect
+
+        conf = spark_ops.spark_conf(Path(where))
+        for key in ("spark.master", "spark.driver.extraJavaOptions"):  # the server's own
+            conf.pop(key)
+        conf |= {"spark.sql.adaptive.enabled": "true", "spark.sql.codegen.wholeStage": "true"}
+        server = start_spark_connect(seconds=600, root=Path(where), conf=conf)
+        self.servers[where] = server
+        return server
+
+    def unserve(self, where: str) -> None:
+        server = self.servers.pop(where, None)
+        if server is not None:
+            server.close()
+
+    def release(self, dbs: dict[str, str]) -> None:
+        if "strata-sc" in dbs:
+            self.unserve(dbs["strata-sc"])
+
+    def stop(self) -> None:
+        for where in list(self.servers):
+            with contextlib.suppress(Exception):
+                self.unserve(where)
+
+    def connect_url(self, where: str) -> str:
+        return self.servers[where].url
+
+    def through_server(self, where: str, sqls: list[str]) -> list[list[list]]:
+        """SQLs in a new Connect session of WHERE's server (the server holds the Derby
+        metastore: no other JVM may open it while it runs); a new session each time,
+        as the other tools' reads are a new process, so no cached relation is read."""
+        sys.path.insert(0, str(REPO / "tests"))
+        from real_engines import connect_client
+
+        client = connect_client(self.servers[where].url)
+        try:
+            out = [[[spark_ops.plain(v) for v in row] for row in client.sql(q).collect()]
+                   for q in sqls]
+        finally:
+            with contextlib.suppress(Exception):
+                client.client.close()
+        return json.loads(json.dumps(out, default=str))  # as spark_ops.py's answers
 
     def version(self) -> str:
         v = json.loads((VENVS / "versions.json").read_text())
@@ -316,10 +394,18 @@ class Spark(Engine):
         return p.stdout
 
     def query(self, where: str, tool: str, sqls: list[str]) -> list[list[tuple]]:
-        out = self.ops(tool, where, "query", stdin=json.dumps(sqls))
-        return [[tuple(r) for r in rows] for rows in json.loads(out.strip().splitlines()[-1])]
+        if tool == "strata-sc":
+            answers = self.through_server(where, sqls)
+        else:
+            out = self.ops(tool, where, "query", stdin=json.dumps(sqls))
+            answers = json.loads(out.strip().splitlines()[-1])
+        return [[tuple(r) for r in rows] for rows in answers]
 
     def change(self, where: str, tool: str, table: str, sql: str) -> None:
+        if tool == "strata-sc":
+            self.through_server(where, [s for s in self.rewrite(table, sql).split(";\n")
+                                        if s.strip()])
+            return
         with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
             f.write(self.rewrite(table, sql))
         try:
@@ -352,6 +438,7 @@ class Spark(Engine):
         return {"BENCH_SPARK_DIR": where}
 
     def describe_text(self, text: str) -> str:
+        text = re.sub(r"sc://127\.0\.0\.1:\d+", "sc://127.0.0.1:PORT", text)
         return text.replace(str(self.root) + "/", "")
 
     def seed(self, rows: int, duck: Path) -> int:
@@ -373,11 +460,17 @@ class Spark(Engine):
         return rows
 
     def restore(self, seed: int, scen: str, tool: str) -> str:
-        """A new warehouse folder with the sources, made by the tool's own pyspark."""
+        """A new warehouse folder with the sources, made by the tool's own pyspark
+        (strata-sc: its server, started here on the folder and kept until `release`)."""
         where = self.root / "runs" / scen / tool
+        self.unserve(str(where))
         shutil.rmtree(where, ignore_errors=True)
         where.mkdir(parents=True)
-        self.ops(tool, str(where), "load", str(self.parquet[seed]))
+        if tool == "strata-sc":
+            self.serve(str(where))
+            self.through_server(str(where), spark_ops.load_statements(self.parquet[seed]))
+        else:
+            self.ops(tool, str(where), "load", str(self.parquet[seed]))
         return str(where)
 
     def _conf_yaml(self, indent: str) -> str:
@@ -566,8 +659,11 @@ class Strata(Tool):
             return f"main.{encode_name(f'v_{model}')}"
         return f"main.v_{model}"
 
+    def location(self, where: str) -> str:
+        return self.eng.location(where)
+
     def _cmd(self, proj: Path, where: str, *args: str) -> Cmd:
-        return ([_bin("strata", "strata"), "run", "strata", "-o", self.eng.location(where),
+        return ([_bin("strata", "strata"), "run", "strata", "-o", self.location(where),
                  "--json", "--workers", str(WORKERS), *args], proj,
                 _env("strata", {"STRATA_CACHE_DIR": str(proj / ".strata-cache")}))
 
@@ -586,6 +682,18 @@ class Strata(Tool):
         return self._cmd(proj, where, "--models", "upserted")
 
     upsert_build = upsert_run
+
+
+class StrataConnect(Strata):
+    """The same project through the Spark Connect server the harness started on this
+    tool's warehouse folder (Spark.serve), warm across the scenario's steps: a server
+    kept running is the user's choice, and what `-o sc://` measures against the JVM
+    every `spark:DIR` process starts. Its own cache folder, as every tool's."""
+
+    name = "strata-sc"
+
+    def location(self, where: str) -> str:
+        return self.eng.connect_url(where)
 
 
 class Raw(Tool):
@@ -612,7 +720,8 @@ class Raw(Tool):
 
 def labels(eng: Engine) -> dict[str, str]:
     raw = {"postgresql": "raw PostgreSQL", "spark": "raw Spark"}.get(eng.key, "raw")
-    return {"dbt": "dbt", "sqlmesh": "SQLMesh", "strata": "Strata", "raw": raw}
+    return {"dbt": "dbt", "sqlmesh": "SQLMesh", "strata": "Strata",
+            "strata-sc": "Strata (sc://)", "raw": raw}
 
 
 def describe(cmd: Cmd, eng: Engine) -> str:
@@ -635,10 +744,10 @@ class Bench:
         self.work: Path = args.work
         self.runner = Runner(self.work / eng.key, args.timeout, args.verbose, args.max_load,
                              args.max_wait)
-        self.tools = [t for t in TOOLS if t in args.tools]
+        self.tools = [t for t in TOOLS if t in args.tools and eng.runs_tool(t)]
         self.objs: dict[str, Tool] = {t: cls(eng) for t, cls in
                                       (("dbt", Dbt), ("sqlmesh", SQLMesh), ("strata", Strata),
-                                       ("raw", Raw))}
+                                       ("strata-sc", StrataConnect), ("raw", Raw))}
         self.rows: list[Row] = []
         self.reps = args.reps
         self.commit = peers.strata_commit()
@@ -677,7 +786,7 @@ class Bench:
             return sample, ""
         row.commands.setdefault(tool, describe(cmd, self.eng))
         sample, out = self.runner.run(cmd[0], cmd[1], cmd[2], f"{label} {tool}")
-        if sample.ok and tool == "strata":
+        if sample.ok and tool.startswith("strata"):
             sample.note = peers.strata_note(out)
         row.cell(tool).samples.append(sample)
         return sample, out
@@ -737,6 +846,7 @@ class Bench:
                     if s.ok:
                         self.check_fresh(s, t, dbs[t], tag)
                 self.check_step(row, order, dbs, models)
+            self.eng.release(dbs)
         if "raw" in self.tools:
             c.cell("raw").skipped = "0 (nothing to run)"
             d.commands["raw"] = d.commands.get("raw", "") + "  (the 90 models Strata rebuilds)"
@@ -772,6 +882,7 @@ class Bench:
                     proj, dbs[t]), f"upsert r{rep}")
                 if s.ok:
                     self.check_upsert(s, t, dbs[t], rows)
+            self.eng.release(dbs)
 
     # -- correctness (untimed): the same checks as bench/peers, on the engine
     def signature(self, where: str, tool: str, models: int) -> dict:
@@ -893,6 +1004,13 @@ ENGINE_NOTES = {
         "does not keep state on Spark). A source change rewrites the table (Spark cannot "
         "UPDATE a parquet table; Delta's jars come from Maven, unreachable offline)."),
 }
+SC_NOTE = (
+    " Strata (sc://): the same Strata project with `-o sc://127.0.0.1:PORT`, through a "
+    "Spark Connect server (pyspark's `start-connect-server.sh`, the same settings and "
+    "warehouse layout, a folder of its own) that the harness starts before the tool's "
+    "first step and keeps warm until its last: the server's start-up is **not** in its "
+    "cells (every `spark:DIR` cell includes a JVM start); the harness's own loads, "
+    "changes and checks go through that server too.")
 
 
 def render(data: dict) -> str:
@@ -903,7 +1021,8 @@ def render(data: dict) -> str:
         ("Made by `bench/engines/run.py` (see README.md). Every cell is the wall clock of a "
         "whole process (start-up and imports included), tools interleaved, one process "
         "at a time; ratios are Strata's median divided by the other tool's (below 1× "
-        "Strata is faster); ⚠ marks a result a correctness check rejected (after every "
+        "Strata is faster), Strata (sc://)'s divided by the faster of dbt and SQLMesh "
+        "(of those whose result passed the checks; named in the cell); ⚠ marks a result a correctness check rejected (after every "
         "timed step each model's row count, and each aggregate's sums, must equal the raw "
         "floor's after the same step; after (d)/(d') `m002` must show the changed regions; "
          "after (e) `upserted` must have N rows, N distinct ids and N/100 changed ones)."),
@@ -932,7 +1051,10 @@ def render_section(sec: dict) -> list[str]:
                            runner=SimpleNamespace(waited=sec["waited_s"]))
     v = sec.get("versions") or {}
     started = dt.datetime.fromisoformat(sec["started"])
-    heads = [f"Strata/{labs[t]}" for t in tools if t != "strata"] if "strata" in tools else []
+    peers_vs = [t for t in tools if t not in ("strata", "strata-sc")]
+    heads = [f"Strata/{labs[t]}" for t in peers_vs] if "strata" in tools else []
+    if "strata-sc" in tools:
+        heads.append(f"{labs['strata-sc']}/faster peer")
     ver = ""
     if v:
         ver = ("- Versions: dbt-core {dc} + {ad} {av}; SQLMesh {sm}; Strata at commit {sc} "
@@ -951,7 +1073,8 @@ def render_section(sec: dict) -> list[str]:
         + (" — **quick smoke-test sizes, not the real benchmark**." if sec["quick"] else "."),
         "",
         f"- Machine: {sec['machine']}; one process at a time.",
-        f"- Engine: {sec['label']} {sec['engine_version']}. {ENGINE_NOTES[sec['engine']]}",
+        f"- Engine: {sec['label']} {sec['engine_version']}. {ENGINE_NOTES[sec['engine']]}"
+        + (SC_NOTE if "strata-sc" in tools else ""),
         (f"- Concurrency: every tool at {w}: dbt `threads: {w}`, SQLMesh `concurrent_tasks: "
          f"{w}`, Strata `run --workers {w}`; {labs['raw']} is the floor: the same CREATE "
          "TABLE ... AS statements one after another on one connection (session)."),
@@ -970,7 +1093,9 @@ def render_section(sec: dict) -> list[str]:
     for row in rows:
         cols = [peers.cell_text(row, t) for t in tools]
         if "strata" in tools:
-            cols += [peers.ratio(row, "strata", t) for t in tools if t != "strata"]
+            cols += [peers.ratio(row, "strata", t) for t in peers_vs]
+        if "strata-sc" in tools:
+            cols.append(faster_peer_ratio(row, "strata-sc", labs))
         lines.append(f"| {row.title} | " + " | ".join(cols) + " |")
     lines += ["", f"### What each row ran ({sec['label']})", ""]
     for row in rows:
@@ -984,6 +1109,22 @@ def render_section(sec: dict) -> list[str]:
             lines.append(f"- notes: {'; '.join(notes)}")
         lines.append("")
     return lines
+
+
+def faster_peer_ratio(row: Row, tool: str, labs: dict[str, str]) -> str:
+    """TOOL's median over the faster of dbt's and SQLMesh's, among those whose result
+    passed the checks (a time for a wrong result compares nothing); the peer named."""
+    cell = row.cells.get(tool)
+    if not cell or cell.skipped or cell.median() is None:
+        return "—"
+    if peers.warnings(cell):
+        return "— (⚠)"
+    times = [(c.median(), p) for p in ("dbt", "sqlmesh") if (c := row.cells.get(p))
+             and not c.skipped and not peers.warnings(c) and c.median()]
+    if not times:
+        return "—"
+    best, peer = min(times)
+    return f"{cell.median() / best:.2f}× ({labs[peer]})"
 
 
 def write_report(args: argparse.Namespace, section: dict) -> None:
@@ -1012,7 +1153,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="MxN for (b)-(d') (default 100x1e6 on PostgreSQL, 30x1e5 on Spark)")
     ap.add_argument("--upsert-rows", type=peers._num,
                     help="N for (e0)/(e) (default 1e6 on PostgreSQL, 1e5 on Spark)")
-    ap.add_argument("--tools", default=",".join(TOOLS), help="comma list of " + ",".join(TOOLS))
+    ap.add_argument("--tools", default=",".join(TOOLS),
+                    help="comma list of " + ",".join(TOOLS) + " (strata-sc: Spark only, "
+                         "Strata through a Spark Connect server the harness starts)")
     ap.add_argument("--only", default="runs,upsert", help="comma list of parts: runs,upsert")
     ap.add_argument("--timeout", type=float, help="seconds per process (default 1800, quick 600)")
     ap.add_argument("--workers", type=int, default=4,

@@ -6,12 +6,13 @@
 #            (dbt-core 1.12's build downloads from an unreachable host, 1.11.x works;
 #            the same pin as bench/peers/setup_peers.sh)
 #   sqlmesh  sqlmesh[postgres] (+ pyspark<4 with --spark: SQLMesh's Spark engine)
+#   (neither with --strata-only: what `run.py --tools strata,strata-sc,raw` needs)
 #
 # Strata itself runs from the repository's own .venv (the CLI under test, with
 # psycopg 3 and pyspark 4: `pip install -e .[test]`); when that does not exist
 # a third venv `strata` is made with the repository installed editable.
 #
-# Usage: bash bench/engines/setup.sh [--spark] [--force]   (idempotent)
+# Usage: bash bench/engines/setup.sh [--spark] [--force] [--strata-only]   (idempotent)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -19,10 +20,12 @@ VENVS="$HERE/.venvs"
 PY="${PYTHON:-python3}"
 FORCE=0
 SPARK=0
+PEERS=1
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
     --spark) SPARK=1 ;;
+    --strata-only) PEERS=0 ;;
     *) echo "unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -42,15 +45,17 @@ pip_in() {  # name args...
   "$VENVS/$name/bin/python" -m pip install -q "$@"
 }
 
-echo "== dbt venv"
-mkvenv dbt
-pip_in dbt "dbt-core<1.12" "dbt-postgres"
-if [[ $SPARK == 1 ]]; then pip_in dbt "dbt-spark[session]"; fi
+if [[ $PEERS == 1 ]]; then
+  echo "== dbt venv"
+  mkvenv dbt
+  pip_in dbt "dbt-core<1.12" "dbt-postgres"
+  if [[ $SPARK == 1 ]]; then pip_in dbt "dbt-spark[session]"; fi
 
-echo "== sqlmesh venv"
-mkvenv sqlmesh
-pip_in sqlmesh "sqlmesh[postgres]"
-if [[ $SPARK == 1 ]]; then pip_in sqlmesh "pyspark>=3.5,<4"; fi
+  echo "== sqlmesh venv"
+  mkvenv sqlmesh
+  pip_in sqlmesh "sqlmesh[postgres]"
+  if [[ $SPARK == 1 ]]; then pip_in sqlmesh "pyspark>=3.5,<4"; fi
+fi
 
 if [[ -x "$REPO/.venv/bin/strata" ]]; then
   ln -sfn "$REPO/.venv" "$VENVS/strata"
@@ -66,6 +71,8 @@ import json, subprocess, sys
 from pathlib import Path
 venvs = Path(sys.argv[1])
 def ver(venv, dist):
+    if not (venvs / venv / "bin" / "python").exists():  # --strata-only
+        return None
     code = ("import importlib.metadata as m, sys\n"
             "try: print(m.version(sys.argv[1]))\n"
             "except Exception: print('')")

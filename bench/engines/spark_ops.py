@@ -10,6 +10,8 @@ Derby metastore is only ever opened by the Spark version of the tool that uses i
 The session is the one `strata -o spark:DIR` opens (strata/engine/adapters/spark.py,
 local_session): Hive catalog in DIR/metastore_db, tables in DIR/warehouse, local[2],
 2 shuffle partitions, UTC; dbt's and SQLMesh's configs in run.py name the same.
+`strata-sc`'s warehouse is held by its Spark Connect server: run.py sends the same
+load, change and query statements through that server instead.
 """
 
 from __future__ import annotations
@@ -52,6 +54,21 @@ def session(root: Path):
     return spark
 
 
+def load_statements(src: Path) -> list[str]:
+    """default.orders/customers from the parquet files in SRC (also sent through a
+    Spark Connect server by run.py, for `strata-sc`)."""
+    return [
+        "CREATE DATABASE IF NOT EXISTS default",
+        "CREATE TABLE default.customers USING parquet AS SELECT CAST(id AS BIGINT) "
+        "AS id, name, region FROM parquet.`" + str(src / "customers.parquet") + "`",
+        "CREATE TABLE default.orders USING parquet AS SELECT CAST(id AS BIGINT) AS id, "
+        "CAST(customer_id AS BIGINT) AS customer_id, "
+        "CAST(amount AS DECIMAL(12, 2)) AS amount, status, "
+        "CAST(updated_at AS TIMESTAMP) AS updated_at "
+        "FROM parquet.`" + str(src / "orders.parquet") + "`",
+    ]
+
+
 def statements(path: str) -> list[str]:
     return [s for s in Path(path).read_text().split(";\n") if s.strip()]
 
@@ -76,15 +93,8 @@ def main() -> None:
                for q in json.load(sys.stdin)]
         print(json.dumps(out, default=str))
     elif op == "load":
-        src = Path(rest[0])
-        spark.sql("CREATE DATABASE IF NOT EXISTS default")
-        spark.sql("CREATE TABLE default.customers USING parquet AS SELECT CAST(id AS BIGINT) "
-                  "AS id, name, region FROM parquet.`" + str(src / "customers.parquet") + "`")
-        spark.sql("CREATE TABLE default.orders USING parquet AS SELECT CAST(id AS BIGINT) AS id, "
-                  "CAST(customer_id AS BIGINT) AS customer_id, "
-                  "CAST(amount AS DECIMAL(12, 2)) AS amount, status, "
-                  "CAST(updated_at AS TIMESTAMP) AS updated_at "
-                  "FROM parquet.`" + str(src / "orders.parquet") + "`")
+        for stmt in load_statements(Path(rest[0])):
+            spark.sql(stmt)
     else:
         raise SystemExit(f"unknown op {op}")
     spark.stop()

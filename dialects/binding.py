@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from dialects.routines import AGGREGATE_STAND_IN, RoutineStyle
+from dialects.routines import AGGREGATE_STAND_IN, RoutineStyle, type_of
 
 Body = Callable[[exp.Expression], exp.Expression]
 Bind = Callable[..., exp.Expression]  # (x, body[, name]) -> body of x, x computed once;
@@ -46,15 +46,13 @@ def _simple(x: exp.Expression) -> bool:
     return isinstance(x, CHEAP)
 
 
-def _cheap(x: exp.Expression) -> bool:
+def cheap(x: exp.Expression) -> bool:
     """As cheap to read twice as to name: simple, or an aggregate of simple operands
     (SUM(price), COUNT(*)): engines compute identical aggregate calls once."""
     x = x.unnest()
     return _simple(x) or (isinstance(x, exp.AggFunc)
                           and all(_simple(c) for c in x.iter_expressions()))
 
-
-cheap = _cheap  # for dialects/routines.py
 
 def _belongs_to_its_query(x: exp.Expression) -> bool:
     """Does x hold an aggregate or a window function? Moved into a scalar subquery,
@@ -211,13 +209,11 @@ def _stand_aside(node: exp.Expression, every: bool = False) -> dict[str, exp.Exp
         return {}
     operands = {}
     for child in list(node.iter_expressions()):
-        if isinstance(child, PARTS) or (_constant(child) if every else _cheap(child)):
+        if isinstance(child, PARTS) or (_constant(child) if every else cheap(child)):
             continue
         name = f"{STAND_IN}{len(operands)}"
         stand_in = exp.column(name)
-        # a bound operand (a subquery) carries its value's type; unnest() would
-        # reach its SELECT, which has none
-        stand_in.type = child.type if child.type is not None else child.unnest().type
+        stand_in.type = type_of(child)  # a bound operand (a subquery) carries its own
         child.replace(stand_in)
         operands[name] = child
     return operands

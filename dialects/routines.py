@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from sqlglot import ErrorLevel, exp
 
 SCHEMA = "strata_internal"  # the warehouse's internal schema (strata.engine.adapters.base)
+CALLED = f"{SCHEMA}.strata_"  # unquoted, as a call renders (tables are quoted)
 NAME = re.compile(r"\b" + SCHEMA + r"\.(strata_[a-z0-9_]+_[0-9a-f]{10})\b")
 # types whose values pass through a parameter unchanged on every engine
 PLAIN = frozenset({exp.DataType.Type.DOUBLE, exp.DataType.Type.BIGINT,
@@ -114,7 +115,8 @@ class RoutineStyle:
         _BODIES[routine.name] = (list(names.values()), body)
         return called
 
-    def inline_refused(self, tree: exp.Expression, bind) -> exp.Expression:
+    def inline_refused(self, tree: exp.Expression,
+                       bind: Callable[..., exp.Expression]) -> exp.Expression:
         """Each call where the engine refuses one spelled inline again, innermost first,
         each argument bound once (`bind`: dialects/binding.py), so the text stays linear."""
         if self.refused_at is None:
@@ -187,7 +189,7 @@ class Made:
         """Declare, with `run`, each function `text` calls that this session has not
         (a name counts as made while its statement runs: `run` may pass its own text
         back here)."""
-        if SCHEMA not in text:  # most statements: one substring test
+        if CALLED not in text:  # most statements: one substring test
             return
         needed = [r for r in used_in([text]) if r.name not in self.names]
         if not needed:
@@ -227,7 +229,7 @@ def simple(x: exp.Expression) -> bool:
     return isinstance(x, (exp.Column, exp.Literal, exp.Null, exp.Boolean))
 
 
-def _inline(call: exp.Dot, bind) -> exp.Expression:
+def _inline(call: exp.Dot, bind: Callable[..., exp.Expression]) -> exp.Expression:
     """The call's body with its arguments, each bound once by `bind` (a cheap one, a
     column or SUM(x), copied: a later argument's binding would hold the earlier one's
     aggregate inside its lambda)."""
@@ -322,41 +324,36 @@ def _label(node: exp.Expression) -> str:
 
 # ---------------------------------------------------------------- the engines' styles
 
+def _signature(name: str, params: list[tuple[str, str]]) -> str:
+    return f"{name}({', '.join(f'{p} {t}' for p, t in params)})"
+
+
 def plpgsql(name: str, params: list[tuple[str, str]], returns: str, body: str) -> str:
     """PostgreSQL: PL/pgSQL, whose expressions run without a plan per call. A LANGUAGE
     sql function reading a parameter twice is not inlined when its argument is costly,
     and ran 5-13x slower than PL/pgSQL (1e6 rows, round(a / b, 2): fenced subquery
     0.58 s, LANGUAGE sql 3.2 s, PL/pgSQL 0.37 s; nested 8 deep: 4.6 s, 24.5 s, 1.9 s)."""
-    args = ", ".join(f"{p} {t}" for p, t in params)
-    return (f"CREATE OR REPLACE FUNCTION {name}({args}) RETURNS {returns}\n"
+    return (f"CREATE OR REPLACE FUNCTION {_signature(name, params)} RETURNS {returns}\n"
             f"LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $strata$\nBEGIN\n"
-            f"RETURN {_indented(body)};\nEND\n$strata$")
+            f"RETURN {body};\nEND\n$strata$")
 
 
 def sql_returning(name: str, params: list[tuple[str, str]], returns: str, body: str) -> str:
     """Spark: a SQL function, which Spark inlines into the plan (1e6 rows, round(a / b,
     2): 0.41 s against the lambda binding's 0.45 s; nested 8 deep 0.62 s)."""
-    args = ", ".join(f"{p} {t}" for p, t in params)
-    return (f"CREATE FUNCTION IF NOT EXISTS {name}({args}) RETURNS {returns}\n"
-            f"RETURN {_indented(body)}")
+    return (f"CREATE FUNCTION IF NOT EXISTS {_signature(name, params)} RETURNS {returns}\n"
+            f"RETURN {body}")
 
 
 def sql_routine(name: str, params: list[tuple[str, str]], returns: str, body: str) -> str:
     """Trino: a SQL routine of the catalogue's schema (Trino has no IF NOT EXISTS
     here; the same name is the same body, so replacing it changes nothing)."""
-    args = ", ".join(f"{p} {t}" for p, t in params)
-    return (f"CREATE OR REPLACE FUNCTION {name}({args}) RETURNS {returns}\n"
-            f"RETURN {_indented(body)}")
+    return (f"CREATE OR REPLACE FUNCTION {_signature(name, params)} RETURNS {returns}\n"
+            f"RETURN {body}")
 
 
 def sql_as(name: str, params: list[tuple[str, str]], returns: str, body: str) -> str:
     """BigQuery: a SQL function of the dataset."""
-    args = ", ".join(f"{p} {t}" for p, t in params)
-    return (f"CREATE FUNCTION IF NOT EXISTS {name}({args}) RETURNS {returns}\n"
-            f"AS (\n  {_indented(body)}\n)")
+    return (f"CREATE FUNCTION IF NOT EXISTS {_signature(name, params)} RETURNS {returns}\n"
+            f"AS (\n  {body}\n)")
 
-
-def _indented(body: str) -> str:
-    """The body as SQLGlot printed it: a line end may be inside a string literal (a
-    pattern's `[^\n]`), so no line is indented further."""
-    return body

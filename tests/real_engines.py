@@ -247,7 +247,7 @@ ICU_OPTIONS = (" TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCA
 def declare_functions(engine: Any, sql: str, create_schema: str) -> None:
     """The functions Strata owns that `sql` calls (dialects/routines.py), declared
     in `strata_internal` first, as an adapter does before running it."""
-    if routines.SCHEMA not in sql or not routines.used_in([sql]):
+    if routines.CALLED not in sql or not routines.used_in([sql]):
         return
     made = engine.__dict__.setdefault("_functions_made", routines.Made())
     if not made.names:

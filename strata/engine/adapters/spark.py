@@ -57,6 +57,7 @@ from strata.engine.adapters.base import (
     select_all,
     wait_for,
 )
+from strata.engine.adapters.spark_classes import ClassArchive, class_archive, finish_recording
 from strata.engine.locations import SparkConnect, SparkDir
 from strata.engine.markers import files_marker
 
@@ -100,6 +101,9 @@ def local_session(directory: str, app: str = "strata") -> Any:
     logs = Path(__file__).with_name("spark_log4j2.properties")  # errors only
     java = (f"-Duser.timezone=UTC -Dderby.system.home={root} "
             f"-Dlog4j2.configurationFile={logs.as_uri()}")
+    archive = _new_jvm_archive()
+    if archive is not None:  # this process starts a JVM: from the class archive
+        java += " " + archive.java_options()
     metastore = f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
     from pyspark import SparkConf
 
@@ -115,7 +119,7 @@ def local_session(directory: str, app: str = "strata") -> Any:
             # a killed CREATE TABLE AS may leave its folder without a catalogue entry;
             # the next run's table of that name writes over it (engines.md §5)
             .set("spark.sql.legacy.allowNonEmptyLocationInCTAS", "true"))
-    _quiet_gateway(conf)
+    _quiet_gateway(conf, archive)
     session = SparkSession.builder.config(conf=conf).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
@@ -127,7 +131,22 @@ def local_session(directory: str, app: str = "strata") -> Any:
 JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
 
 
-def _quiet_gateway(conf: Any) -> None:
+def _new_jvm_archive() -> ClassArchive | None:
+    """The class archive (spark_classes) for the JVM this process is about to start;
+    None when it has one already, or no archive applies."""
+    from pyspark import SparkContext
+    from pyspark.find_spark_home import _find_spark_home
+
+    if SparkContext._gateway is not None:
+        return None
+    return class_archive(_find_spark_home())
+
+
+# the archive this process's JVM records as it exits (`stop_recording_jvm`)
+_recording: list[tuple[ClassArchive, Any]] = []
+
+
+def _quiet_gateway(conf: Any, archive: ClassArchive | None = None) -> None:
     """Start the local JVM (pyspark's own launcher, our conf) with its stderr read by a
     thread that passes every line on but the JVM's start-up notice. Nothing when this
     process has a JVM already."""
@@ -139,8 +158,26 @@ def _quiet_gateway(conf: Any) -> None:
             return
         gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
         SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm
+        if archive is not None and archive.recording is not None:
+            _recording.append((archive, gateway))
     threading.Thread(target=_pass_on, args=(gateway.proc.stderr,), daemon=True,
                      name="strata-spark-stderr").start()
+
+
+def stop_recording_jvm() -> None:
+    """After the session stopped: when this process's JVM records the class archive,
+    let it exit and write it (spark_classes.finish_recording); the next session in
+    this process starts a JVM of its own, from the archive."""
+    from pyspark import SparkContext
+
+    while _recording:
+        archive, gateway = _recording.pop()
+        with SparkContext._lock:
+            if SparkContext._gateway is gateway:
+                SparkContext._gateway = SparkContext._jvm = None
+        finish_recording(archive, gateway.proc)
+        with contextlib.suppress(Exception):
+            gateway.close()
 
 
 def _pass_on(stream) -> None:
@@ -566,6 +603,7 @@ class SparkAdapter(Adapter):
         if self.owns_session:
             with contextlib.suppress(Exception):
                 self.session.stop()
+            stop_recording_jvm()
         if self.dir_lock is not None:
             self.dir_lock.release()
 

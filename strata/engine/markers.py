@@ -30,6 +30,7 @@ meanwhile records no marker either.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Iterable
@@ -121,3 +122,88 @@ def _files(path: Path) -> list[Path]:
         dirs.sort()
         found += [Path(root, d) for d in dirs] + [Path(root, f) for f in sorted(files)]
     return found
+
+
+# a folder's state is proof only while the files it must read back are few: beyond this
+# many bytes written within the settling time, no state is taken (the next run asks
+# the engine)
+RACY_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class FolderState:
+    """Every entry under a folder when the state was taken (relative path -> device,
+    inode, size and times in nanoseconds), and the content hash of each file whose
+    times were not yet settled then: a write in the same clock tick keeps a file's
+    times, never its content (git's racily clean rule, applied as git does)."""
+
+    taken_ns: int
+    entries: dict[str, list]
+    contents: dict[str, str]
+
+    def to_json(self) -> dict:
+        return {"taken_ns": self.taken_ns, "entries": self.entries, "contents": self.contents}
+
+    @staticmethod
+    def from_json(data) -> FolderState | None:
+        try:
+            return FolderState(int(data["taken_ns"]), dict(data["entries"]),
+                               dict(data["contents"]))
+        except (TypeError, KeyError, ValueError):
+            return None
+
+    def moved_by(self, now: FolderState, root: Path, skip=lambda rel: False) -> bool:
+        """Has anything under `root` (outside `skip`) changed between this state and
+        `now`, taken later? An entry added, removed or with other stats; or a file
+        whose times were unsettled when this state was taken and whose content is
+        other now."""
+        mine = {n: e for n, e in self.entries.items() if not skip(n)}
+        theirs = {n: e for n, e in now.entries.items() if not skip(n)}
+        if mine != theirs:
+            return True
+        return any(not skip(rel) and (now.contents.get(rel) or _content(root / rel)) != digest
+                   for rel, digest in self.contents.items())
+
+    def still(self, root: Path, skip) -> bool:
+        """Is every entry under `root` (outside `skip`) as it was when this was taken?"""
+        now = folder_state(root, skip, hash_racy=False)
+        return now is not None and not self.moved_by(now, root)
+
+
+def folder_state(root: Path, skip, hash_racy: bool = True) -> FolderState | None:
+    """The state of every entry under `root` but those `skip(relative path)` says;
+    None when it cannot be taken (an entry vanished meanwhile, too many young bytes)."""
+    taken = time.time_ns()
+    settled_before = taken - int(settled_seconds() * 1e9)
+    entries: dict[str, list] = {}
+    contents: dict[str, str] = {}
+    young_bytes = 0
+    for path in _files(root)[1:]:
+        rel = path.relative_to(root).as_posix()
+        if skip(rel):
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        entries[rel] = [st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                        st.st_ctime_ns]
+        if hash_racy and max(st.st_mtime_ns, st.st_ctime_ns) > settled_before and \
+                os.path.isfile(path) and not os.path.islink(path):
+            young_bytes += st.st_size
+            digest = _content(path)
+            if digest is None or young_bytes > RACY_BYTES:
+                return None
+            contents[rel] = digest
+    return FolderState(taken, entries, contents)
+
+
+def _content(path: Path) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb", buffering=0) as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()

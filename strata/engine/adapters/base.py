@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlglot import exp
 
@@ -34,6 +35,7 @@ from dialects import routines
 from dialects.base import Dialect
 from strata.diagnostics import StrataError, fail
 from strata.engine.fingerprints import EMPTY, RowHash
+from strata.engine.markers import FolderState
 from strata.textsafe import escape_unprintable, first_line
 
 INTERNAL = routines.SCHEMA  # "strata_internal": snapshots, bookkeeping, Strata's functions
@@ -118,6 +120,10 @@ def quoted_columns(columns: list[str]) -> list[exp.Column]:
 
 
 # ---------------------------------------------------------------- the interface
+# the record a run with nothing to do leaves in an own folder (strata.engine.run.quiet)
+NOOP_RECORD = "strata_noop.json"
+
+
 class Adapter(ABC):
     """A connection to one warehouse, holding its writer lock when opened to write.
 
@@ -151,6 +157,41 @@ class Adapter(ABC):
         # the functions Strata owns declared in this session (dialects/routines.py),
         # shared with the adapter's lanes
         self.routines_made = routines.Made()
+        # the folder the whole warehouse lives in, held by this process alone, and its
+        # state before the engine started (strata.engine.run.quiet); None elsewhere
+        self.own_folder: Path | None = None
+        self.folder_before: FolderState | None = None
+        # called once the engine stopped, the folder still held (`when_stopped`)
+        self.stopped_calls: list[Callable[[], None]] = []
+
+    @classmethod
+    @contextmanager
+    def held_folder(cls, location, lock_timeout: float) -> Iterator[Path | None]:
+        """The folder the whole warehouse at `location` lives in, held against other
+        Strata processes without starting the engine; None where there is none."""
+        yield None
+
+    def when_stopped(self, call: Callable[[], None]) -> None:
+        """Call `call` after the engine stopped and before `own_folder` is released
+        (nothing where there is no own folder)."""
+        if self.own_folder is not None:
+            self.stopped_calls.append(call)
+
+    @staticmethod
+    def not_state(rel: str) -> bool:
+        """Files in `own_folder` that say nothing of the warehouse (a lock, a log)."""
+        return False
+
+    @staticmethod
+    def written_by_engine(rel: str) -> bool:
+        """Files in `own_folder` the engine writes while it runs, even for a read
+        (a catalogue's database files)."""
+        return False
+
+    def table_folder(self, relation: exp.Expression) -> Path | None:
+        """The local folder holding every file of a source table, where the engine
+        reads a table's files from one (None by default)."""
+        return None
 
     # ------------------------------------------------------------ connection and lock
     @abstractmethod

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -50,6 +51,7 @@ from strata.diagnostics import fail
 from strata.engine.adapters.base import (
     INTERNAL,
     LOCK_HINT,
+    NOOP_RECORD,
     Adapter,
     Relation,
     engine_failure,
@@ -59,7 +61,7 @@ from strata.engine.adapters.base import (
 )
 from strata.engine.adapters.spark_classes import ClassArchive, class_archive, finish_recording
 from strata.engine.locations import SparkConnect, SparkDir
-from strata.engine.markers import files_marker
+from strata.engine.markers import files_marker, folder_state
 
 # table formats whose every change writes, replaces or removes whole files, so the
 # files' listing is proof of the data (`SparkAdapter.table_marker`)
@@ -249,6 +251,12 @@ def dead_here(owner: str | None) -> bool:
     except OSError:  # alive, owned by another user
         return False
     return False
+
+
+def not_warehouse_state(rel: str) -> bool:
+    """Files in DIR that say nothing of the warehouse: the lock, Derby's log of its own
+    messages, the no-op record (run/quiet.py) and a file being written by rename."""
+    return rel in (LOCK_FILE, "derby.log", NOOP_RECORD) or rel.startswith(".strata-")
 
 
 class DirLock:
@@ -489,6 +497,8 @@ class SparkAdapter(Adapter):
                        "one process opens one local Spark warehouse")
         from pyspark.errors import PySparkException
 
+        # the folder as it was before this process's JVM touched it (run/quiet.py)
+        before = folder_state(Path(location.directory), cls.not_state)
         try:
             session = local_session(location.directory)
         except (PySparkException, OSError) as err:
@@ -496,7 +506,30 @@ class SparkAdapter(Adapter):
             raise engine_failure(where, err) from None
         adapter = cls(session, where, schema)
         adapter.dir_lock, adapter.owns_session, adapter.locked = lock, True, write
+        adapter.own_folder, adapter.folder_before = Path(location.directory), before
         return adapter
+
+    not_state = staticmethod(not_warehouse_state)
+
+    @staticmethod
+    def written_by_engine(rel: str) -> bool:
+        """Derby's database files: the metastore writes them at every start."""
+        return rel == "metastore_db" or rel.startswith("metastore_db/")
+
+    @classmethod
+    @contextlib.contextmanager
+    def held_folder(cls, location, lock_timeout: float) -> Iterator[Path | None]:
+        """spark:DIR: DIR, under its flock (the lock every Strata process takes before
+        it starts a JVM there); nothing for a Connect server."""
+        if not isinstance(location, SparkDir) or not os.path.isdir(location.directory):
+            yield None
+            return
+        lock = DirLock(location.directory)
+        wait_for(lock.try_take, lock_timeout, location.redacted(), lock.holder)
+        try:
+            yield Path(location.directory)
+        finally:
+            lock.release()
 
     @classmethod
     def _open_connect(cls, location: SparkConnect, write: bool, lock_timeout: float,
@@ -603,6 +636,11 @@ class SparkAdapter(Adapter):
         if self.owns_session:
             with contextlib.suppress(Exception):
                 self.session.stop()
+            # the JVM still holds the metastore (Derby admits one): no other process
+            # can change the catalogue while these look at the folder
+            calls, self.stopped_calls = self.stopped_calls, []
+            for call in calls:
+                call()
             stop_recording_jvm()
         if self.dir_lock is not None:
             self.dir_lock.release()
@@ -686,6 +724,32 @@ class SparkAdapter(Adapter):
         """A local session reads the files this process sees; a Connect server its own."""
         return not _is_connect(self.session)
 
+    def table_folder(self, relation: exp.Expression) -> Path | None:
+        """A local file-format table's location folder (where every file it reads
+        is: Spark lists a Hive table's location)."""
+        info = self._file_table(relation)
+        if info is None:
+            return None
+        location = urlparse(info["Location"])
+        return Path(unquote(location.path)) if location.scheme == "file" else None
+
+    def _file_table(self, relation: exp.Expression) -> dict[str, str] | None:
+        """DESCRIBE TABLE EXTENDED of a managed or external table of a file format at
+        a local location; None for anything else (a view, Delta, hdfs:, no table)."""
+        if _is_connect(self.session) or not isinstance(relation, exp.Table):
+            return None
+        try:
+            described = self.session.sql(
+                f"DESCRIBE TABLE EXTENDED {self.render(relation)}").collect()
+        except self.engine_errors():
+            return None
+        info = {str(r[0]).strip(): str(r[1]).strip() for r in described if r[0]}
+        if info.get("Type") not in ("MANAGED", "EXTERNAL") or \
+                info.get("Provider", "").lower() not in FILE_TABLES or \
+                not info.get("Location", "").startswith("file:"):
+            return None
+        return info
+
     def table_marker(self, relation: exp.Expression) -> str | None:
         """The files a file-format table reads, as its catalogue lists them after a
         REFRESH (what a scan would read; a folder stands for the files under it, as a
@@ -695,16 +759,11 @@ class SparkAdapter(Adapter):
         view (its text may change over the same files), a format that changes data
         without new files (Delta's deletion vectors), files this process cannot stat
         (hdfs:, s3a:) and Spark Connect (the server's files)."""
-        if _is_connect(self.session) or not isinstance(relation, exp.Table):
+        info = self._file_table(relation)
+        if info is None:
             return None
         name = self.render(relation)
         try:
-            described = self.session.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
-            info = {str(r[0]).strip(): str(r[1]).strip() for r in described if r[0]}
-            if info.get("Type") not in ("MANAGED", "EXTERNAL") or \
-                    info.get("Provider", "").lower() not in FILE_TABLES or \
-                    not info.get("Location", "").startswith("file:"):
-                return None
             self.session.sql(f"REFRESH TABLE {name}").collect()
             files = [urlparse(f) for f in self.session.sql(f"SELECT * FROM {name}").inputFiles()]
         except self.engine_errors():

@@ -17,6 +17,8 @@ import time
 from strata.compiler import require_ok, select_models
 
 # aliased: a stage function must not shadow its module as an attribute of this package
+from strata.engine.publication import adapter_of
+from strata.engine.run import quiet
 from strata.engine.run.build import build as build_plan
 from strata.engine.run.decide import decide as decide_plan
 from strata.engine.run.observe import observe as observe_run
@@ -36,6 +38,9 @@ def run(module: Module, warehouse: str, opts: RunOptions,
     """Open the warehouse (locking it), run, close."""
     require_ok(module)
     select_models(module, opts.models)  # unknown models fail before the file is touched
+    proven = quiet.proven_noop(module, warehouse, opts)  # no engine started for nothing
+    if proven is not None:
+        return proven
     wh = Warehouse.open(warehouse)
     try:
         return execute(module, wh, opts, progress)
@@ -66,6 +71,7 @@ def attempt(module: Module, wh: Warehouse, opts: RunOptions,
         plan.seconds = time.perf_counter() - state.started
         plan.fingerprint_seconds = sources.seconds
         plan.source_reads = sources.reads
+        quiet.arrange(adapter_of(wh), module, opts, state, sources, plan)
         return plan
     settled = settle_built(build_plan(plan, wh, progress))
     if isinstance(settled, Failed):

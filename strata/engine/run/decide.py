@@ -151,10 +151,16 @@ def quarantine_note(quarantined: dict[str, H.Quarantined], what: str,
 
 def _up_to_date(base: H.HistoryEntry | None, closure: list[str], live: dict[str, str],
                 opts: RunOptions) -> RunReport:
-    report = RunReport(base.id if base else "", opts.branch, "up_to_date",
+    return up_to_date_report(base.id if base else "", opts.branch,
+                             [(m, live.get(m, "")) for m in closure])
+
+
+def up_to_date_report(run_id: str, branch: str, kept: list[tuple[str, str]]) -> RunReport:
+    """A run with nothing to do: each model kept as its live view shows it."""
+    report = RunReport(run_id, branch, "up_to_date",
                        notes=["everything up to date (nothing to do)"])
-    report.results = [ModelResult(m, "kept", live.get(m, ""), reason="up to date")
-                      for m in closure]
+    report.results = [ModelResult(m, "kept", snapshot, reason="up to date")
+                      for m, snapshot in kept]
     return report
 
 

@@ -79,4 +79,6 @@ def attempt(module: Module, wh: Warehouse, opts: RunOptions,
         if isinstance(outcome, StartOver):
             return outcome
         raise outcome
-    return publish_records(settled, wh)
+    report = publish_records(settled, wh)
+    quiet.after_publishing(wh, module, opts, sources)
+    return report

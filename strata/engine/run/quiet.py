@@ -28,6 +28,7 @@ Runs that read the clock, backfills, overrides and every other flag take the usu
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from strata.compiler import select_models
@@ -37,11 +38,12 @@ from strata.engine.adapters.base import NOOP_RECORD, Adapter
 from strata.engine.fingerprints import module_key, sha
 from strata.engine.locations import parse_location
 from strata.engine.markers import FolderState, files_marker, folder_state
-from strata.engine.run.decide import up_to_date_report
-from strata.engine.run.observe import Observed, SourcesRead
+from strata.engine.publication import adapter_of
+from strata.engine.run.decide import decide, up_to_date_report
+from strata.engine.run.observe import Observed, SourcesRead, observe
 from strata.engine.run.options import RunOptions, RunReport
 from strata.engine.sources import relation_sql
-from strata.engine.warehouse import env_lock_timeout
+from strata.engine.warehouse import Warehouse, env_lock_timeout
 from strata.safefiles import Place, open_folder, write_file
 from strata.semantics.module import Module
 
@@ -73,11 +75,13 @@ def proven_noop(module: Module, warehouse: str, opts: RunOptions) -> RunReport |
 
 
 def arrange(ad: Adapter, module: Module, opts: RunOptions, state: Observed,
-            sources: SourcesRead, report: RunReport) -> None:
+            sources: SourcesRead, report: RunReport,
+            before: FolderState | None = None) -> None:
     """After a run found nothing to do: leave the record once the engine stopped,
-    where it can be proof (see the module docstring)."""
-    if ad.own_folder is None or ad.folder_before is None or \
-            _closure(module, opts) != state.closure:
+    where it can be proof (see the module docstring). `before`: the folder's state
+    before the reads that found nothing to do (default: before the engine started)."""
+    before = before or ad.folder_before
+    if ad.own_folder is None or before is None or _closure(module, opts) != state.closure:
         return
     files = []
     for name, binding in sorted(sources.bindings.items()):
@@ -92,11 +96,36 @@ def arrange(ad: Adapter, module: Module, opts: RunOptions, state: Observed,
         if folder is None or not folder.resolve().is_relative_to(ad.own_folder.resolve()):
             return
     key = _key(module, opts, state.closure)
-    ad.when_stopped(lambda: _record(ad, key, files, report))
+    ad.when_stopped(lambda: _record(ad, before, key, files, report))
 
 
-def _record(ad: Adapter, key: str, files: list, report: RunReport) -> None:
-    folder, before = ad.own_folder, ad.folder_before
+def after_publishing(wh: Warehouse, module: Module, opts: RunOptions,
+                     read: SourcesRead) -> None:
+    """After a run published: ask again, as `run --only-stale` would, whether anything
+    is left to do (one history read and the sources' markers on the warm session),
+    so that the next no-op is answered from the record too, not only the second.
+    Not where a source the run read had no marker for proof (asking would hash it)."""
+    ad = adapter_of(wh)
+    if ad.own_folder is None or opts.kind != "run" or opts.stage_only or \
+            read.recorded.keys() != read.bindings.keys():
+        return
+    asked = replace(opts, only_stale=True, full_refresh=False, full_refresh_models=None,
+                    reset_history=False, force_full=set())
+    if _closure(module, asked) is None:
+        return
+    before = folder_state(ad.own_folder, ad.not_state)
+    if before is None:
+        return
+    state, registry, sources = observe(module, wh, asked)
+    plan = decide(module, registry, sources, asked, state)
+    if isinstance(plan, RunReport):
+        plan.source_reads = sources.reads
+        arrange(ad, module, asked, state, sources, plan, before)
+
+
+def _record(ad: Adapter, before: FolderState, key: str, files: list,
+            report: RunReport) -> None:
+    folder = ad.own_folder
     after = folder_state(folder, ad.not_state)
 
     def engine_or_not_state(rel: str) -> bool:

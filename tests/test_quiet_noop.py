@@ -196,9 +196,10 @@ def test_a_damaged_or_linked_record_is_no_proof(warehouse, tmp_path):
 
 
 def test_spark_dir_cycle_no_jvm_for_a_proven_no_op_and_a_changed_file_is_read(tmp_path):
-    """Real CLI processes: the first no-op after a build leaves the record; the next
+    """Real CLI processes: a run that publishes leaves the record; the no-op after it
     starts no JVM (Derby's files untouched); a source file rewritten with other rows of
-    the same size is read and its model rebuilt.
+    the same size and times is read and its model rebuilt, and the no-op after that is
+    answered from the record again.
 
     On the way, the JVM's class archive (spark_classes.py, tests/test_spark_class_archive.py):
     the first process records it in the cache folder, nothing else left there; damaged,
@@ -220,19 +221,23 @@ def test_spark_dir_cycle_no_jvm_for_a_proven_no_op_and_a_changed_file_is_read(tm
     made = sorted((cache / "spark").iterdir())
     assert [p.suffix for p in made] == [".jsa"] and made[0].stat().st_size > 1_000_000, made
     made[0].write_bytes(b"\0" * 4096)  # damaged (or made by another JDK)
-    age(tmp_path / "wh")
-    age(source)
-    time.sleep(0.3)
-    first = run("--only-stale")
-    assert first["status"] == "up_to_date" and (tmp_path / "wh" / "strata_noop.json").exists()
-    derby = {p: p.stat().st_mtime_ns for p in (tmp_path / "wh" / "metastore_db").rglob("*")}
-    again = run("--only-stale")
-    assert again["status"] == "up_to_date" and again["models"] == first["models"]
-    assert derby == {p: p.stat().st_mtime_ns for p in (tmp_path / "wh" / "metastore_db").rglob("*")}
+    # the run that published asked again, on its session, and left the record
+    assert (tmp_path / "wh" / "strata_noop.json").exists()
+    metastore = tmp_path / "wh" / "metastore_db"
+    derby = {p: p.stat().st_mtime_ns for p in metastore.rglob("*")}
+    noop = run("--only-stale")
+    assert noop["status"] == "up_to_date" and noop["sources"] == {"orders": "unchanged"}
+    assert [(m["model"], m["status"]) for m in noop["models"]] == [("big_orders", "kept")]
+    assert derby == {p: p.stat().st_mtime_ns for p in metastore.rglob("*")}  # no JVM
     st = source.stat()
-    write_orders(source, 10, amount=2)
+    write_orders(source, 10, amount=2)  # other rows, the same size and times
     os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
     time.sleep(0.3)
     changed = run("--only-stale")
     assert changed["status"] == "published" and changed["rebuilt"] == ["big_orders"]
     assert changed["sources"] == {"orders": "hashed"}
+    derby = {p: p.stat().st_mtime_ns for p in metastore.rglob("*")}
+    again = run("--only-stale")
+    assert again["status"] == "up_to_date" and again["models"][0]["snapshot"] == \
+        changed["models"][0]["snapshot"]
+    assert derby == {p: p.stat().st_mtime_ns for p in metastore.rglob("*")}

@@ -52,6 +52,8 @@ from strata.textsafe import first_line
 # then a model's snapshot is its new table, which downstream CTAS read like any
 # other (they copy rows; nothing references it); a duplicate is dropped when its
 # batch finds an existing snapshot with the same content.
+# An engine that hashes a table while writing it (`Adapter.build_table_hashed`) skips
+# the batch: its CTAS gives the hash.
 HASH_BATCH = 64
 HASH_NOW_ROWS = 100_000
 # In autocommit every CTAS is its own commit (a WAL flush, ~0.3 ms: as much as a
@@ -562,10 +564,10 @@ class _Builder:
             self._submit(plan, snap, tree, query, code_fp, result, log)
             return None
         self._begin_build()
-        rows = self.ad.build_table(Relation(INTERNAL, snap), tree, query)
-        self.created.append(snap)
+        rows, settled = build_hashed(self.ad, Relation(INTERNAL, snap), tree, query,
+                                     self.created)
         self._built(rows)
-        return self._created(plan, snap, rows, code_fp, result, log, defer)
+        return self._created(plan, snap, rows, code_fp, result, log, defer, settled)
 
     def _created(self, plan: Plan, snap: str, rows: int | None, code_fp: str,
                  result: ModelResult, log: CheckLog, defer: bool, settled: tuple | None = None
@@ -766,6 +768,22 @@ def build_inputs(plan: Plan) -> list[str]:
     referenced table committed too, not held in another lane's open transaction)."""
     refs = [*plan.reads, *pin_reads(plan)]
     return list(dict.fromkeys(r.name for r in refs if r.kind == "model"))
+
+
+def build_hashed(ad: Adapter, target: Relation, tree: exp.Expression | None, query: str,
+                 created: list[str] | None = None) -> tuple[int | None, tuple | None]:
+    """CREATE TABLE target AS the query: the rows it wrote where the engine says, and
+    its (columns, row hash) where the engine computed them while writing
+    (`Adapter.build_table_hashed`; None: hashed after, in a batch). The table's name
+    goes into `created` once it exists."""
+    hashed = ad.build_table_hashed(target, tree, query)
+    if hashed is None:
+        rows, settled = ad.build_table(target, tree, query), None
+    else:
+        rows, settled = hashed.rows, hashed.settled
+    if created is not None:
+        created.append(target.name)
+    return rows, settled
 
 
 def _columns_and_hashes(lane: Adapter, tables: list[tuple[str, str]]) -> dict[str, tuple]:

@@ -16,6 +16,7 @@ from engine_adapters import engine_adapter  # noqa: F401  (the fixture)
 
 from strata.engine import history as H
 from strata.engine.adapters import SparkAdapter, open_adapter
+from strata.engine.adapters import spark as spark_adapter
 from strata.engine.adapters.base import INTERNAL, Relation
 from strata.engine.locations import parse_location
 from strata.engine.run import RunOptions, execute
@@ -56,11 +57,16 @@ def check_both_ways(ad: SparkAdapter, schema: str) -> None:
     assert made.hash.count == 0 and made.hash.total == 0
 
 
-def test_a_local_session_hashes_while_writing_as_the_table_hashes(spark_engine):
+def test_a_local_session_hashes_while_writing_as_the_table_hashes(spark_engine, monkeypatch):
+    """And where the metrics do not come back (a server that sends none), the table
+    is hashed after it was written, as before."""
     ad = SparkAdapter(spark_engine.session, "spark (the test session)")
     ad.create_schema("hash_while_writing")
     try:
         check_both_ways(ad, "hash_while_writing")
+        monkeypatch.setattr(spark_adapter, "_observed", lambda observation, count: None)
+        (_, hashed), made = both_ways(ad, "hash_while_writing", "unobserved", ROWS)
+        assert made.hash == hashed and made.rows == 300
     finally:
         spark_engine.session.sql("DROP SCHEMA hash_while_writing CASCADE")
 

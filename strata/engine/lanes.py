@@ -266,7 +266,7 @@ class Lane:
             if not self._open and self._transactional:
                 cursor.begin()
             started = time.perf_counter()
-            rows, settled = self._build_hashed(cursor, target, query, text)
+            rows, settled = build_hashed(cursor, target, query, text)
             seconds = time.perf_counter() - started
         except self._errors as err:
             self._fail(model, err)
@@ -279,16 +279,6 @@ class Lane:
         if (rows or 0) >= self._commit_rows or len(self._open) >= self._batch:
             committed += self._commit_open(hashing, hashed)
         return Built(rows, seconds, committed, hashing, hashed=hashed)
-
-    @staticmethod
-    def _build_hashed(cursor: Adapter, target: Relation, query: exp.Expression | None,
-                      text: str | None) -> tuple[int | None, Any]:
-        """The table built, hashed by the same statement where the engine can (then the
-        hasher has nothing to do for it): (rows, (columns, row hash) or None)."""
-        hashed = cursor.build_table_hashed(target, query, text)
-        if hashed is None:
-            return cursor.build_table(target, query, text), None
-        return hashed.rows, hashed.settled
 
     def _commit(self) -> Built:
         if self._failure is not None:
@@ -309,7 +299,8 @@ class Lane:
             self._fail(self._open[-1], err)
             raise LaneAborted(*self._failure) from err
         done, self._open = self._open, []
-        tables = [(m, self._tables.pop(m)) for m in done if m not in self._hashed]
+        tables = [(m, self._tables.pop(m)) for m in done]
+        tables = [(m, t) for m, t in tables if m not in self._hashed]
         rows = max((self._rows.pop(m, 0) or 0 for m in done), default=0)
         hashed.update((m, self._hashed.pop(m)) for m in done if m in self._hashed)
         if self._hasher is not None and tables:
@@ -529,6 +520,17 @@ class Lanes:
         ended without scanning what still runs."""
         self.jobs.add(future)
         future.add_done_callback(lambda f: self._done.put((f, lane, model)))
+
+
+def build_hashed(ad: Adapter, target: Relation, query: exp.Expression | None,
+                 text: str | None) -> tuple[int | None, Any]:
+    """CREATE TABLE target AS the query: the rows it wrote where the engine says, and
+    its (columns, row hash) where the engine computed them while writing
+    (`Adapter.build_table_hashed`; None: to be hashed after, as `after_commit` does)."""
+    hashed = ad.build_table_hashed(target, query, text)
+    if hashed is None:
+        return ad.build_table(target, query, text), None
+    return hashed.rows, hashed.settled
 
 
 def _close_quietly(adapter: Adapter, cursor: Adapter | None) -> None:

@@ -727,8 +727,9 @@ class SparkAdapter(Adapter):
         frame observed (`DataFrame.observe`: the aggregates of `row_hash_query`, over
         the rows as they are written) and written by `saveAsTable` in the CTAS's
         format. Spark plans both as the same command (CreateDataSourceTableAsSelect):
-        the same provider, columns and types, and a folder a killed CTAS left is
-        written over alike (allowNonEmptyLocationInCTAS). Hashing after was a second
+        the same provider, columns and types, and a folder a killed writer left met
+        alike (written over when empty, refused when it holds files: Spark 4.3, any
+        allowNonEmptyLocationInCTAS). Hashing after was a second
         job reading every table just written. The record's columns still come from
         the catalogue; where they are not the frame's (names or types), or a metric
         did not come back, the table is hashed after as before: never a hash the

@@ -27,7 +27,7 @@ from strata.engine.environment import crash_point
 from strata.engine.fingerprints import RowHash, _canonical_relation
 from strata.engine.handle import internal
 from strata.engine.lanes import Built as LaneBuilt
-from strata.engine.lanes import LaneAborted, Lanes
+from strata.engine.lanes import LaneAborted, Lanes, build_hashed
 from strata.engine.pins.checks import check_pins, check_pins_after, pin_reads
 from strata.engine.pins.joins import check_joins
 from strata.engine.pins.results import CheckLog, PinError, Violation
@@ -556,7 +556,8 @@ class _Builder:
     def full(self, plan: Plan, code_fp: str, result: ModelResult,
               log: CheckLog, defer: bool = False) -> H.SnapshotRecord | None:
         """CTAS of the model into a new table, pins checked. Its record comes back, or
-        with `defer` is made when its batch is hashed (`_flush`)."""
+        with `defer` is made when its batch is hashed (`_flush`); None where the engine
+        hashed the table while writing it (the record is kept already)."""
         snap = self.unique_name(f"snap_{self.rid}_{plan.model}")
         tree, query = self.executed_query(plan)
         result.sql = query
@@ -564,8 +565,8 @@ class _Builder:
             self._submit(plan, snap, tree, query, code_fp, result, log)
             return None
         self._begin_build()
-        rows, settled = build_hashed(self.ad, Relation(INTERNAL, snap), tree, query,
-                                     self.created)
+        rows, settled = build_hashed(self.ad, Relation(INTERNAL, snap), tree, query)
+        self.created.append(snap)
         self._built(rows)
         return self._created(plan, snap, rows, code_fp, result, log, defer, settled)
 
@@ -573,7 +574,8 @@ class _Builder:
                  result: ModelResult, log: CheckLog, defer: bool, settled: tuple | None = None
                  ) -> H.SnapshotRecord | None:
         """What follows a model's CTAS: its pins, then its content hash (`settled`:
-        its columns and hash, computed already by the lane that built it). `rows` None:
+        its columns and hash, computed already by the lane that built it, or by the
+        statement that wrote it: `Adapter.build_table_hashed`). `rows` None:
         the engine did not count them, the content hash does (first: pins need them)."""
         crash_point(f"after_create:{plan.model}")
         if rows is None:
@@ -768,22 +770,6 @@ def build_inputs(plan: Plan) -> list[str]:
     referenced table committed too, not held in another lane's open transaction)."""
     refs = [*plan.reads, *pin_reads(plan)]
     return list(dict.fromkeys(r.name for r in refs if r.kind == "model"))
-
-
-def build_hashed(ad: Adapter, target: Relation, tree: exp.Expression | None, query: str,
-                 created: list[str] | None = None) -> tuple[int | None, tuple | None]:
-    """CREATE TABLE target AS the query: the rows it wrote where the engine says, and
-    its (columns, row hash) where the engine computed them while writing
-    (`Adapter.build_table_hashed`; None: hashed after, in a batch). The table's name
-    goes into `created` once it exists."""
-    hashed = ad.build_table_hashed(target, tree, query)
-    if hashed is None:
-        rows, settled = ad.build_table(target, tree, query), None
-    else:
-        rows, settled = hashed.rows, hashed.settled
-    if created is not None:
-        created.append(target.name)
-    return rows, settled
 
 
 def _columns_and_hashes(lane: Adapter, tables: list[tuple[str, str]]) -> dict[str, tuple]:

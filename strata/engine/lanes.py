@@ -21,6 +21,9 @@ go on while a checkpoint holds its lock, while every CREATE TABLE waits for the
 checkpoint to end. A checkpoint takes one core for seconds (500 models on 1e5
 rows: ~3 s of a 7 s run, during which the four lanes sat blocked), so the
 hashes that lanes used to compute after their commits now fill that time.
+An engine that hashes a table while writing it (`Adapter.build_table_hashed`: Spark,
+where the hash was a job of its own re-reading every table) hands the lane its hash
+with the table: the hasher has nothing to do for it.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ class Built:
     hashing: list[Future] = field(default_factory=list)
     # model -> what `after_commit` gave for its table, once `Lanes.collect` hands it out
     settled: dict[str, Any] = field(default_factory=dict)
+    # model -> its (columns, row hash), computed by its own statement (the engine hashes
+    # while writing: `Adapter.build_table_hashed`), for the models this job committed
+    hashed: dict[str, Any] = field(default_factory=dict)
 
 
 # (the hasher's connection, [(model, table name)] just committed) -> {model: anything}
@@ -203,6 +209,8 @@ class Lane:
         self._open: list[str] = []  # models whose tables the open transaction holds
         self._tables: dict[str, str] = {}  # model -> its table, while held open
         self._rows: dict[str, int | None] = {}  # model -> its table's rows, while held open
+        # model -> (columns, row hash) its statement computed, while held open
+        self._hashed: dict[str, Any] = {}
         self._failure: tuple[str, BaseException] | None = None
         # the main thread's view of the lane
         self.uncommitted: set[str] = set()  # submitted, commit not seen yet
@@ -237,6 +245,7 @@ class Lane:
         self._open.clear()
         self._tables.clear()
         self._rows.clear()
+        self._hashed.clear()
         self.uncommitted.clear()
 
     def close(self) -> None:
@@ -251,12 +260,13 @@ class Lane:
             raise LaneAborted(*self._failure)
         cursor = self._cursor_()
         hashing: list[Future] = []
-        committed = self._commit_open(hashing) if fresh and self._open else []
+        hashed: dict[str, Any] = {}
+        committed = self._commit_open(hashing, hashed) if fresh and self._open else []
         try:
             if not self._open and self._transactional:
                 cursor.begin()
             started = time.perf_counter()
-            rows = cursor.build_table(target, query, text)
+            rows, settled = build_hashed(cursor, target, query, text)
             seconds = time.perf_counter() - started
         except self._errors as err:
             self._fail(model, err)
@@ -264,20 +274,24 @@ class Lane:
         self._open.append(model)
         self._tables[model] = target.name
         self._rows[model] = rows
+        if settled is not None:
+            self._hashed[model] = settled
         if (rows or 0) >= self._commit_rows or len(self._open) >= self._batch:
-            committed += self._commit_open(hashing)
-        return Built(rows, seconds, committed, hashing)
+            committed += self._commit_open(hashing, hashed)
+        return Built(rows, seconds, committed, hashing, hashed=hashed)
 
     def _commit(self) -> Built:
         if self._failure is not None:
             raise LaneAborted(*self._failure)
         hashing: list[Future] = []
-        committed = self._commit_open(hashing) if self._open else []
-        return Built(0, 0.0, committed, hashing)
+        hashed: dict[str, Any] = {}
+        committed = self._commit_open(hashing, hashed) if self._open else []
+        return Built(0, 0.0, committed, hashing, hashed=hashed)
 
-    def _commit_open(self, hashing: list[Future]) -> list[str]:
+    def _commit_open(self, hashing: list[Future], hashed: dict[str, Any]) -> list[str]:
         """Commit the open transaction, then hand its tables to the hasher (its job
-        into `hashing`); a failure names the last model it held."""
+        into `hashing`), but those hashed by their own statement (into `hashed`); a
+        failure names the last model it held."""
         try:
             if self._transactional:
                 self._cursor_().commit()
@@ -286,8 +300,10 @@ class Lane:
             raise LaneAborted(*self._failure) from err
         done, self._open = self._open, []
         tables = [(m, self._tables.pop(m)) for m in done]
+        tables = [(m, t) for m, t in tables if m not in self._hashed]
         rows = max((self._rows.pop(m, 0) or 0 for m in done), default=0)
-        if self._hasher is not None:
+        hashed.update((m, self._hashed.pop(m)) for m in done if m in self._hashed)
+        if self._hasher is not None and tables:
             hashing.append(self._hasher.submit(tables, rows))
         return done
 
@@ -302,6 +318,7 @@ class Lane:
         self._open.clear()
         self._tables.clear()
         self._rows.clear()
+        self._hashed.clear()
 
     def _cursor_(self) -> Adapter:
         if self._cursor is None:
@@ -418,6 +435,8 @@ class Lanes:
                 self._built[model] = outcome
                 self.rows_built[model] = outcome.rows
             self._seen_commit(lane, outcome.committed, hashed=self._hasher is None)
+            self._settled.update(outcome.hashed)  # nothing for the hasher to wait for
+            self._committed.update(outcome.hashed)
         ready = sorted((m for m in self._committed if m in self._built),
                        key=self._order.__getitem__)
         self._committed.difference_update(ready)
@@ -501,6 +520,17 @@ class Lanes:
         ended without scanning what still runs."""
         self.jobs.add(future)
         future.add_done_callback(lambda f: self._done.put((f, lane, model)))
+
+
+def build_hashed(ad: Adapter, target: Relation, query: exp.Expression | None,
+                 text: str | None) -> tuple[int | None, Any]:
+    """CREATE TABLE target AS the query: the rows it wrote where the engine says, and
+    its (columns, row hash) where the engine computed them while writing
+    (`Adapter.build_table_hashed`; None: to be hashed after, as `after_commit` does)."""
+    hashed = ad.build_table_hashed(target, query, text)
+    if hashed is None:
+        return ad.build_table(target, query, text), None
+    return hashed.rows, hashed.settled
 
 
 def _close_quietly(adapter: Adapter, cursor: Adapter | None) -> None:

@@ -57,6 +57,21 @@ class Relation:
         return node
 
 
+@dataclass(frozen=True)
+class Hashed:
+    """A table built with its content hash (`Adapter.build_table_hashed`): what a run
+    records of a new snapshot, without a statement of its own to hash it."""
+
+    rows: int
+    columns: list[tuple[str, str]]  # (column, the engine's type name), as the catalogue has them
+    hash: RowHash
+
+    @property
+    def settled(self) -> tuple[list[tuple[str, str]], RowHash]:
+        """(columns, row hash): what `Adapter.hash_tables` gives for the table."""
+        return self.columns, self.hash
+
+
 def select_all(relation: Relation) -> exp.Select:
     """SELECT * FROM relation: what a live view and a snapshot view say."""
     return exp.select(exp.Star()).from_(relation.table())
@@ -335,6 +350,12 @@ class Adapter(ABC):
             return None
         return exp.DataType.build(self.hash_sum_type, dialect=self.dialect.sqlglot)
 
+    def row_hash_aggregates(self, columns: list[str]) -> list[exp.Expression]:
+        """count, sum and xor of the rows' hashes: the select list of `row_hash_query`,
+        for an engine that aggregates them elsewhere (the same expressions, so the
+        same values)."""
+        return row_hash_select(self.row_hash_expr(columns), self._wide_sum()).expressions
+
     def row_hash_query(self, relation: exp.Expression, columns: list[str],
                        where: exp.Expression | None = None) -> exp.Select:
         query = row_hash_select(self.row_hash_expr(columns), self._wide_sum(), relation)
@@ -401,6 +422,17 @@ class Adapter(ABC):
             raise TypeError(f"{type(self).__name__} builds from a tree, not from text")
         rows = self.create_table_as(target, query)
         return None if rows is None else int(rows)
+
+    def build_table_hashed(self, target: Relation, query: exp.Expression | None,
+                           text: str | None = None) -> Hashed | None:
+        """`build_table` with the new table's content hash computed by the statement that
+        writes it, where the engine can (Spark: the hash is otherwise a job of its own
+        reading every table just written): its rows, its columns as the catalogue
+        records them, and the row hash `hash_tables` would give. None, having built
+        nothing, where it cannot: the caller builds with `build_table` and hashes the
+        table after. Not here: DuckDB and PostgreSQL hash a new table in a cheap
+        statement of the same connection."""
+        return None
 
     def count(self, relation: exp.Expression, where: exp.Expression | None = None) -> int:
         query = exp.select(count_star()).from_(relation)

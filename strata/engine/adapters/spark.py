@@ -23,7 +23,7 @@ What Spark does not give, and what stands in for it:
   instant may both proceed (the metastore has no compare-and-delete), which needs
   a writer to have been dead for LEASE seconds first.
 
-Just over 700 lines on purpose: one engine, one adapter (docs/design/engines.md);
+Under 900 lines on purpose: one engine, one adapter (docs/design/engines.md);
 its lock, session and catalogue quirks read together.
 """
 
@@ -53,6 +53,7 @@ from strata.engine.adapters.base import (
     LOCK_HINT,
     NOOP_RECORD,
     Adapter,
+    Hashed,
     Relation,
     engine_failure,
     owner_text,
@@ -60,6 +61,7 @@ from strata.engine.adapters.base import (
     wait_for,
 )
 from strata.engine.adapters.spark_classes import ClassArchive, class_archive, finish_recording
+from strata.engine.fingerprints import RowHash
 from strata.engine.locations import SparkConnect, SparkDir
 from strata.engine.markers import files_marker, folder_state
 
@@ -315,6 +317,37 @@ def _ran(frame: Any) -> bool:
     from pyspark.sql.connect.plan import CachedRelation
 
     return isinstance(plan, CachedRelation)
+
+
+# the names saveAsTable's parser takes as they are: physical names (`encode_name`)
+_PLAIN = re.compile(r"[a-z0-9_]+")
+
+
+def _observer(session: Any) -> tuple[Any, Any]:
+    """`expr` and a new Observation of the session's kind (a process may hold a
+    Connect client and a local session: pyspark's own choice follows the process)."""
+    if _is_connect(session):
+        from pyspark.sql.connect.functions.builtin import expr
+        from pyspark.sql.connect.observation import Observation
+    else:
+        from pyspark.sql.functions.builtin import expr
+        from pyspark.sql.observation import Observation
+    return expr, Observation()
+
+
+def _observed(observation: Any, count: int) -> list | None:
+    """The observed metrics m0..m{count-1} of an action that has returned, or None
+    where one is missing: a Connect client's `get` is {} when the server sent none. A
+    local session completes an observation as its query ends, before the action
+    returns; one not complete then is taken as missing (`get` would wait for it)."""
+    handle = getattr(observation, "_jo", None)
+    if handle is not None and not handle.future().isCompleted():
+        return None
+    found = observation.get
+    names = [f"m{i}" for i in range(count)]
+    if not all(found.get(n) is not None for n in names):
+        return None
+    return [found[n] for n in names]
 
 
 def _quoted(name: str) -> str:
@@ -784,6 +817,47 @@ class SparkAdapter(Adapter):
         # parser refuses some quoted names the SQL parser reads)
         frame.write.format("parquet").saveAsTable(f"{target.schema}.{target.name}")
         self.catalogue.added(target, "table")
+
+    def build_table_hashed(self, target: Relation, query: exp.Expression | None,
+                           text: str | None = None) -> Hashed | None:
+        """CREATE TABLE AS and the new table's content hash in one job: the query's
+        frame observed (`DataFrame.observe`: the aggregates of `row_hash_query`, over
+        the rows as they are written) and written by `saveAsTable` in the CTAS's
+        format. Spark plans both as the same command (CreateDataSourceTableAsSelect):
+        the same provider, columns and types, and a folder a killed writer left met
+        alike (written over when empty, refused when it holds files: Spark 4.3, any
+        allowNonEmptyLocationInCTAS). Hashing after was a second
+        job reading every table just written. The record's columns still come from
+        the catalogue; where they are not the frame's (names or types), or a metric
+        did not come back, the table is hashed after as before: never a hash the
+        table's own would not equal. None (nothing built) where the CTAS has
+        properties besides its format, or a name saveAsTable would parse otherwise."""
+        written = self._table_format()
+        if written is None or not all(_PLAIN.fullmatch(n) for n in (target.schema, target.name)):
+            return None
+        frame = self._query(self.render(query) if query is not None else self.with_routines(text))
+        made = frame.dtypes  # analysed, no job (Connect: one round trip)
+        expr, observation = _observer(self.session)
+        metrics = [expr(self.dialect.render(m, pretty=False)).alias(f"m{i}")
+                   for i, m in enumerate(self.row_hash_aggregates([c for c, _ in made]))]
+        frame.observe(observation, *metrics).write.format(written).saveAsTable(
+            f"{target.schema}.{target.name}")
+        self.catalogue.added(target, "table")
+        columns = self.snapshot_columns(target)
+        found = _observed(observation, len(metrics))
+        if found is None or [list(c) for c in columns] != [list(c) for c in made]:
+            hashed = self.hash_tables(target.schema, [target.name])[target.name][1]
+        else:
+            hashed = RowHash(*(int(v) for v in found))
+        return Hashed(hashed.count, columns, hashed)
+
+    def _table_format(self) -> str | None:
+        """The format a CTAS gives its tables (`table_properties`), when that is all it
+        gives them."""
+        props = self.table_properties
+        if len(props) == 1 and isinstance(props[0], exp.FileFormatProperty):
+            return props[0].name
+        return None
 
     # ------------------------------------------------------------ catalogue
     def remember_catalogue(self) -> None:

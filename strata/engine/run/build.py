@@ -27,7 +27,7 @@ from strata.engine.environment import crash_point
 from strata.engine.fingerprints import RowHash, _canonical_relation
 from strata.engine.handle import internal
 from strata.engine.lanes import Built as LaneBuilt
-from strata.engine.lanes import LaneAborted, Lanes
+from strata.engine.lanes import LaneAborted, Lanes, build_hashed
 from strata.engine.pins.checks import check_pins, check_pins_after, pin_reads
 from strata.engine.pins.joins import check_joins
 from strata.engine.pins.results import CheckLog, PinError, Violation
@@ -52,6 +52,8 @@ from strata.textsafe import first_line
 # then a model's snapshot is its new table, which downstream CTAS read like any
 # other (they copy rows; nothing references it); a duplicate is dropped when its
 # batch finds an existing snapshot with the same content.
+# An engine that hashes a table while writing it (`Adapter.build_table_hashed`) skips
+# the batch: its CTAS gives the hash.
 HASH_BATCH = 64
 HASH_NOW_ROWS = 100_000
 # In autocommit every CTAS is its own commit (a WAL flush, ~0.3 ms: as much as a
@@ -554,7 +556,8 @@ class _Builder:
     def full(self, plan: Plan, code_fp: str, result: ModelResult,
               log: CheckLog, defer: bool = False) -> H.SnapshotRecord | None:
         """CTAS of the model into a new table, pins checked. Its record comes back, or
-        with `defer` is made when its batch is hashed (`_flush`)."""
+        with `defer` is made when its batch is hashed (`_flush`); None where the engine
+        hashed the table while writing it (the record is kept already)."""
         snap = self.unique_name(f"snap_{self.rid}_{plan.model}")
         tree, query = self.executed_query(plan)
         result.sql = query
@@ -562,16 +565,17 @@ class _Builder:
             self._submit(plan, snap, tree, query, code_fp, result, log)
             return None
         self._begin_build()
-        rows = self.ad.build_table(Relation(INTERNAL, snap), tree, query)
+        rows, settled = build_hashed(self.ad, Relation(INTERNAL, snap), tree, query)
         self.created.append(snap)
         self._built(rows)
-        return self._created(plan, snap, rows, code_fp, result, log, defer)
+        return self._created(plan, snap, rows, code_fp, result, log, defer, settled)
 
     def _created(self, plan: Plan, snap: str, rows: int | None, code_fp: str,
                  result: ModelResult, log: CheckLog, defer: bool, settled: tuple | None = None
                  ) -> H.SnapshotRecord | None:
         """What follows a model's CTAS: its pins, then its content hash (`settled`:
-        its columns and hash, computed already by the lane that built it). `rows` None:
+        its columns and hash, computed already by the lane that built it, or by the
+        statement that wrote it: `Adapter.build_table_hashed`). `rows` None:
         the engine did not count them, the content hash does (first: pins need them)."""
         crash_point(f"after_create:{plan.model}")
         if rows is None:

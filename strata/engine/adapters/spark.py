@@ -23,7 +23,7 @@ What Spark does not give, and what stands in for it:
   instant may both proceed (the metastore has no compare-and-delete), which needs
   a writer to have been dead for LEASE seconds first.
 
-Under 900 lines on purpose: one engine, one adapter (docs/design/engines.md);
+Under 1,000 lines on purpose: one engine, one adapter (docs/design/engines.md);
 its lock, session and catalogue quirks read together.
 """
 
